@@ -1,0 +1,308 @@
+/**
+ * A stdio transport that owns its child process, for auditing rather than for use.
+ *
+ * The SDK's own StdioClientTransport hides what an auditor needs: the exit code and signal, the
+ * process group (so `npx` and its grandchildren end together), lines on stdout that are not
+ * JSON-RPC (SPEC section 5, `handshake`: "nothing but JSON-RPC on stdout"), and a bound on memory
+ * when a server floods stdout. This class implements the SDK's `Transport` interface so the
+ * official `Client` still does the handshake and version negotiation over it.
+ *
+ * Framing follows the MCP stdio binding (2025-11-25 `basic/transports.mdx`): one JSON-RPC message
+ * per line, newline-delimited, UTF-8.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Transport, JSONRPCMessage } from '@modelcontextprotocol/client';
+
+/** Bytes of one stdout line kept before it is dropped as oversized (16 MiB). */
+export const MAX_LINE_BYTES = 16 * 1024 * 1024;
+/** Noise lines (non-JSON-RPC stdout) kept as evidence; later ones are only counted. */
+const MAX_NOISE_KEPT = 20;
+/** Characters of one noise line kept as evidence. */
+const NOISE_EXCERPT_CHARS = 200;
+/** Bytes of stderr kept (the tail is what explains a crash). */
+const STDERR_KEEP_BYTES = 64 * 1024;
+
+/** How the child process ended. `null` fields while it runs. */
+export interface ExitInfo {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** ms since the transport started. */
+  atMs: number;
+}
+
+/** A stdout line that was not a JSON-RPC message: evidence for `handshake` and `protocol-errors`. */
+export interface NoiseLine {
+  /** What was wrong: not JSON at all, JSON but not JSON-RPC, or longer than {@link MAX_LINE_BYTES}. */
+  kind: 'not-json' | 'not-jsonrpc' | 'oversized';
+  /** The first characters of the line (never the whole of a huge line). */
+  excerpt: string;
+  /** Length of the line in bytes. */
+  bytes: number;
+  /** ms since the transport started. */
+  atMs: number;
+}
+
+/** Options for {@link AuditStdioTransport}. */
+export interface StdioTargetSpec {
+  command: string;
+  args: string[];
+  /** Full environment of the child (nothing is inherited beyond this). */
+  env: Record<string, string>;
+  cwd?: string;
+}
+
+/** Called with every raw JSON-RPC message that crosses the pipe, both ways. */
+export type WireTap = (direction: 'send' | 'recv', message: unknown, atMs: number) => void;
+
+/**
+ * Transport over a spawned process. `stderr` and `pid` are exposed so that the SDK treats it as
+ * stdio-shaped (silence during version negotiation then means a legacy server, not an outage).
+ *
+ * Errors: `start()` rejects when the command cannot be spawned (ENOENT, EACCES), with the OS error.
+ */
+export class AuditStdioTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+
+  /** Non-JSON-RPC stdout lines, the first {@link MAX_NOISE_KEPT} of them. */
+  readonly noise: NoiseLine[] = [];
+  /** Every noise line, counted. */
+  noiseCount = 0;
+  /** Bytes of noise seen in total. */
+  noiseBytes = 0;
+  /** Set once the process has ended. */
+  exit: ExitInfo | null = null;
+  /** Every tap is called for each message both ways. */
+  readonly taps: WireTap[] = [];
+
+  private child?: ChildProcess;
+  private readonly startedAt = Date.now();
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private dropping = false;
+  private droppedBytes = 0;
+  private stderrTail = '';
+  private closed = false;
+  private exited?: Promise<void>;
+
+  constructor(readonly spec: StdioTargetSpec) {}
+
+  /** Required by the SDK's stdio detection; the tail of stderr is in {@link stderrText}. */
+  get stderr(): NodeJS.ReadableStream | null {
+    return this.child?.stderr ?? null;
+  }
+
+  get pid(): number | null {
+    return this.child?.pid ?? null;
+  }
+
+  /** The last {@link STDERR_KEEP_BYTES} of what the server wrote to stderr. */
+  get stderrText(): string {
+    return this.stderrTail;
+  }
+
+  /** ms since start. */
+  now(): number {
+    return Date.now() - this.startedAt;
+  }
+
+  start(): Promise<void> {
+    if (this.child) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      // detached: the child leads a new process group, so close() can end the whole tree.
+      const child = spawn(this.spec.command, this.spec.args, {
+        cwd: this.spec.cwd,
+        env: this.spec.env,
+        stdio: ['pipe', 'pipe', 'pipe'],
+        detached: process.platform !== 'win32',
+        windowsHide: true,
+      });
+      this.child = child;
+      let spawned = false;
+      this.exited = new Promise((done) => {
+        child.once('exit', (code, signal) => {
+          this.exit = { code, signal, atMs: this.now() };
+          done();
+        });
+        child.once('error', () => done());
+      });
+      child.once('error', (err) => {
+        if (!spawned) {
+          reject(err);
+          return;
+        }
+        this.onerror?.(err);
+      });
+      child.once('spawn', () => {
+        spawned = true;
+        resolve();
+      });
+      child.once('close', () => this.finish());
+      child.stdout!.on('data', (chunk: Buffer) => this.onStdout(chunk));
+      child.stderr!.on('data', (chunk: Buffer) => {
+        this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-STDERR_KEEP_BYTES);
+      });
+      // A server that exits stops reading; writing to it then fails with EPIPE, which is evidence
+      // (the process exited), not a crash of sealmark.
+      child.stdin!.on('error', () => {});
+    });
+  }
+
+  private finish(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.onclose?.();
+  }
+
+  private onStdout(chunk: Buffer): void {
+    let start = 0;
+    for (;;) {
+      const nl = chunk.indexOf(0x0a, start);
+      if (nl === -1) {
+        this.accumulate(chunk.subarray(start));
+        return;
+      }
+      this.accumulate(chunk.subarray(start, nl));
+      this.endLine();
+      start = nl + 1;
+    }
+  }
+
+  private accumulate(part: Buffer): void {
+    if (part.length === 0) return;
+    if (this.dropping) {
+      this.droppedBytes += part.length;
+      return;
+    }
+    if (this.pendingBytes + part.length > MAX_LINE_BYTES) {
+      // Keep a short head for the excerpt, drop the rest: a flood must not exhaust memory.
+      const head = Buffer.concat(this.pending).subarray(0, NOISE_EXCERPT_CHARS);
+      this.pending = [head];
+      this.droppedBytes = this.pendingBytes + part.length - head.length;
+      this.pendingBytes = head.length;
+      this.dropping = true;
+      return;
+    }
+    this.pending.push(Buffer.from(part));
+    this.pendingBytes += part.length;
+  }
+
+  private endLine(): void {
+    const buf = Buffer.concat(this.pending);
+    const bytes = this.pendingBytes + this.droppedBytes;
+    const wasDropped = this.dropping;
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.dropping = false;
+    this.droppedBytes = 0;
+    if (wasDropped) {
+      this.addNoise('oversized', buf.toString('utf8'), bytes);
+      return;
+    }
+    let text = buf.toString('utf8');
+    if (text.endsWith('\r')) text = text.slice(0, -1);
+    if (text.trim() === '') return;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      this.addNoise('not-json', text, bytes);
+      return;
+    }
+    if (!isJsonRpcShaped(parsed)) {
+      this.addNoise('not-jsonrpc', text, bytes);
+      return;
+    }
+    const at = this.now();
+    for (const tap of this.taps) tap('recv', parsed, at);
+    this.onmessage?.(parsed as JSONRPCMessage);
+  }
+
+  private addNoise(kind: NoiseLine['kind'], text: string, bytes: number): void {
+    this.noiseCount += 1;
+    this.noiseBytes += bytes;
+    if (this.noise.length < MAX_NOISE_KEPT) {
+      this.noise.push({ kind, excerpt: text.slice(0, NOISE_EXCERPT_CHARS), bytes, atMs: this.now() });
+    }
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    const at = this.now();
+    for (const tap of this.taps) tap('send', message, at);
+    await this.writeLine(JSON.stringify(message));
+  }
+
+  /**
+   * Writes one line of raw text to the server's stdin, as given (for JSON that `JSON.stringify`
+   * cannot produce, such as `NaN` or a duplicate member). The caller has already tapped it.
+   */
+  writeLine(line: string): Promise<void> {
+    const stdin = this.child?.stdin;
+    if (!stdin || this.exit || stdin.destroyed || !stdin.writable) return Promise.resolve();
+    return new Promise((resolve) => {
+      stdin.write(line + '\n', () => resolve());
+    });
+  }
+
+  /**
+   * Ends the process tree: close stdin (MCP 2025-11-25 lifecycle, stdio shutdown), then SIGTERM
+   * to the process group after `graceMs`, then SIGKILL after another `graceMs`. Resolves once the
+   * process has exited. Never rejects.
+   */
+  async close(graceMs = 1000): Promise<void> {
+    const child = this.child;
+    if (!child) return;
+    if (!this.exit) {
+      try {
+        child.stdin?.end();
+      } catch {
+        /* already gone */
+      }
+      if (!(await this.waitExit(graceMs))) {
+        this.signalGroup('SIGTERM');
+        if (!(await this.waitExit(graceMs))) {
+          this.signalGroup('SIGKILL');
+          await this.waitExit(graceMs);
+        }
+      }
+    }
+    // The leader may be gone while children it started live on in the group.
+    this.signalGroup('SIGKILL');
+    child.stdout?.destroy();
+    child.stderr?.destroy();
+    this.finish();
+  }
+
+  private signalGroup(signal: NodeJS.Signals): void {
+    const pid = this.child?.pid;
+    if (!pid) return;
+    try {
+      if (process.platform === 'win32') this.child?.kill(signal);
+      else process.kill(-pid, signal);
+    } catch {
+      /* the group is already gone */
+    }
+  }
+
+  private async waitExit(ms: number): Promise<boolean> {
+    if (this.exit) return true;
+    let timer: NodeJS.Timeout | undefined;
+    const done = await Promise.race([
+      this.exited!.then(() => true),
+      new Promise<boolean>((r) => {
+        timer = setTimeout(() => r(false), ms);
+      }),
+    ]);
+    clearTimeout(timer);
+    return done;
+  }
+}
+
+/** True for an object that has `jsonrpc: "2.0"` and a method or an id (a request, notification or response). */
+function isJsonRpcShaped(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const v = value as Record<string, unknown>;
+  if (v.jsonrpc !== '2.0') return false;
+  return typeof v.method === 'string' || 'id' in v;
+}

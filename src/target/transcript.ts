@@ -1,0 +1,28 @@
+/**
+ * The transcript: every JSON-RPC message both ways as JSON lines (SPEC section 2, `--transcript`).
+ * One line: `{"t": ISO-8601 time, "ms": ms since the session started, "dir": "send"|"recv", "message": …}`.
+ * A message sent as raw text (not JSON.stringify-able) is kept as `{"raw": "<text>"}`.
+ */
+import { closeSync, openSync, writeSync } from 'node:fs';
+
+export class Transcript {
+  private fd: number | undefined;
+
+  /** Opens `path` for writing (truncating it); no path means no transcript. Throws on an unwritable path. */
+  constructor(path?: string) {
+    if (path) this.fd = openSync(path, 'w');
+  }
+
+  /** Appends one message. `atMs` is ms since the session started. */
+  write(dir: 'send' | 'recv', message: unknown, atMs: number): void {
+    if (this.fd === undefined) return;
+    const line = JSON.stringify({ t: new Date().toISOString(), ms: atMs, dir, message });
+    writeSync(this.fd, line + '\n');
+  }
+
+  close(): void {
+    if (this.fd === undefined) return;
+    closeSync(this.fd);
+    this.fd = undefined;
+  }
+}

@@ -1,0 +1,201 @@
+/**
+ * The wire: sealmark's own request layer over an SDK transport.
+ *
+ * The official `Client` negotiates the protocol over this transport; every probe after that is sent
+ * here, so that arguments go out verbatim, the exact bytes are recorded, and any reply (however
+ * malformed) comes back as a {@link Reply} value instead of an exception (SPEC section 3, step 2;
+ * STYLE "errors are values at the edges").
+ */
+import type { Transport, JSONRPCMessage } from '@modelcontextprotocol/client';
+import type { AuditStdioTransport, ExitInfo } from './stdio-transport.js';
+
+/** A JSON-RPC error object as received (fields not checked: a server may send anything). */
+export interface WireError {
+  code: unknown;
+  message: unknown;
+  data?: unknown;
+}
+
+/**
+ * What came back for one request.
+ * - `response`: a JSON-RPC response with our id; `result` or `error` as sent (never validated).
+ * - `malformed`: a response with our id that breaks JSON-RPC (both or neither of result/error,
+ *   a non-numeric error code); `problem` says which.
+ * - `hang`: nothing within `waitedMs`.
+ * - `exited`: the process ended or the connection closed first.
+ */
+export type Reply =
+  | { kind: 'response'; result?: unknown; error?: WireError; raw: unknown }
+  | { kind: 'malformed'; problem: string; raw: unknown }
+  | { kind: 'hang'; waitedMs: number }
+  | { kind: 'exited'; exit: ExitInfo | null };
+
+/** One request sent and what came back. Times in ms since the session started. */
+export interface Exchange {
+  id: number;
+  method: string;
+  /** The params as sent (absent when the request had none). */
+  params?: unknown;
+  /** The exact line written to the server. */
+  sent: string;
+  reply: Reply;
+  startedAtMs: number;
+  durationMs: number;
+}
+
+interface Pending {
+  resolve: (reply: Reply) => void;
+  timer: NodeJS.Timeout;
+}
+
+/** First id of the wire's own requests; the SDK's Protocol counts up from 0, so they never meet. */
+const FIRST_WIRE_ID = 100_000;
+
+/**
+ * Wraps an inner transport: the SDK `Client` connects to this object; replies to the wire's own
+ * requests are kept here and never reach the Client.
+ */
+export class WireTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+  setProtocolVersion?: (version: string) => void;
+
+  private nextId = FIRST_WIRE_ID;
+  private readonly pending = new Map<number, Pending>();
+  /** Ids of wire requests already answered, to spot a second answer to one id. */
+  private readonly answered = new Set<number>();
+  /** Responses whose id matched nothing pending (wrong id, or a second answer). */
+  readonly strayResponses: unknown[] = [];
+  /** The `_meta` envelope the Client attached to its requests (2026-07-28 era); reused on ours. */
+  envelope: Record<string, unknown> | undefined;
+  private closedFlag = false;
+
+  constructor(readonly inner: AuditStdioTransport) {
+    // The SDK treats a transport with `stderr` and `pid` as stdio-shaped during negotiation.
+    Object.defineProperty(this, 'stderr', { get: () => inner.stderr, enumerable: true });
+    Object.defineProperty(this, 'pid', { get: () => inner.pid, enumerable: true });
+    inner.taps.push((direction, message) => {
+      if (direction !== 'send') return;
+      const meta = (message as { params?: { _meta?: Record<string, unknown> } }).params?._meta;
+      if (meta && Object.keys(meta).some((k) => k.endsWith('/protocolVersion'))) this.envelope = meta;
+    });
+    inner.onmessage = (message) => this.route(message);
+    inner.onerror = (error) => this.onerror?.(error);
+    inner.onclose = () => {
+      this.closedFlag = true;
+      for (const [id, p] of this.pending) {
+        clearTimeout(p.timer);
+        this.pending.delete(id);
+        p.resolve({ kind: 'exited', exit: inner.exit });
+      }
+      this.onclose?.();
+    };
+  }
+
+  /** True once the process has exited or the connection closed. */
+  get closed(): boolean {
+    return this.closedFlag;
+  }
+
+  start(): Promise<void> {
+    return this.inner.start();
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    return this.inner.send(message);
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+
+  private route(message: JSONRPCMessage): void {
+    const m = message as Record<string, unknown>;
+    const isResponse = !('method' in m) && 'id' in m;
+    if (isResponse && typeof m.id === 'number' && m.id >= FIRST_WIRE_ID) {
+      const p = this.pending.get(m.id);
+      if (!p) {
+        this.strayResponses.push(message);
+        return;
+      }
+      clearTimeout(p.timer);
+      this.pending.delete(m.id);
+      this.answered.add(m.id);
+      p.resolve(readResponse(m));
+      return;
+    }
+    this.onmessage?.(message);
+  }
+
+  /**
+   * Sends one request and waits up to `timeoutMs` (ms) for its reply. `params` go out exactly as
+   * given (only the 2026-07-28 `_meta` envelope is merged in when the era needs it). `rawParams`,
+   * when set, is written in place of the serialised params (raw JSON text). Never rejects.
+   */
+  async request(method: string, params: unknown, timeoutMs: number, rawParams?: string): Promise<Exchange> {
+    const id = this.nextId++;
+    const startedAtMs = this.inner.now();
+    const withMeta = this.withEnvelope(params);
+    const message: Record<string, unknown> = { jsonrpc: '2.0', id, method };
+    if (withMeta !== undefined) message.params = withMeta;
+    let sent: string;
+    if (rawParams !== undefined) {
+      sent = `{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)},"params":${rawParams}}`;
+    } else {
+      sent = JSON.stringify(message);
+    }
+    if (this.closedFlag) {
+      return { id, method, params, sent, reply: { kind: 'exited', exit: this.inner.exit }, startedAtMs, durationMs: 0 };
+    }
+    const reply = await new Promise<Reply>((resolve) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        resolve({ kind: 'hang', waitedMs: timeoutMs });
+        // Tell the server to stop working on it, as the MCP lifecycle asks of a client that gives up.
+        void this.notify('notifications/cancelled', { requestId: id, reason: 'sealmark: hang limit reached' });
+      }, timeoutMs);
+      this.pending.set(id, { resolve, timer });
+      const at = this.inner.now();
+      for (const tap of this.inner.taps) tap('send', rawParams !== undefined ? { raw: sent } : message, at);
+      void this.inner.writeLine(sent);
+    });
+    return { id, method, params, sent, reply, startedAtMs, durationMs: this.inner.now() - startedAtMs };
+  }
+
+  /** Sends a notification (no reply expected). Never rejects. */
+  async notify(method: string, params?: unknown): Promise<string> {
+    const message: Record<string, unknown> = { jsonrpc: '2.0', method };
+    const withMeta = this.withEnvelope(params);
+    if (withMeta !== undefined) message.params = withMeta;
+    await this.inner.send(message as JSONRPCMessage).catch(() => {});
+    return JSON.stringify(message);
+  }
+
+  private withEnvelope(params: unknown): unknown {
+    if (!this.envelope) return params;
+    if (params === undefined) return { _meta: { ...this.envelope } };
+    if (typeof params !== 'object' || params === null || Array.isArray(params)) return params;
+    const p = params as Record<string, unknown>;
+    const own = typeof p._meta === 'object' && p._meta !== null ? (p._meta as Record<string, unknown>) : {};
+    return { ...p, _meta: { ...this.envelope, ...own } };
+  }
+}
+
+/** Reads a response with our id without trusting its shape (JSON-RPC 2.0 section 5). */
+function readResponse(m: Record<string, unknown>): Reply {
+  const hasResult = 'result' in m;
+  const hasError = 'error' in m;
+  if (hasResult && hasError) return { kind: 'malformed', problem: 'both result and error', raw: m };
+  if (!hasResult && !hasError) return { kind: 'malformed', problem: 'neither result nor error', raw: m };
+  if (hasError) {
+    const e = m.error;
+    if (typeof e !== 'object' || e === null) return { kind: 'malformed', problem: 'error is not an object', raw: m };
+    const err = e as Record<string, unknown>;
+    if (typeof err.code !== 'number' || !Number.isInteger(err.code)) {
+      return { kind: 'malformed', problem: 'error.code is not an integer', raw: m };
+    }
+    return { kind: 'response', error: { code: err.code, message: err.message, data: err.data }, raw: m };
+  }
+  return { kind: 'response', result: m.result, raw: m };
+}
