@@ -1,0 +1,120 @@
+/**
+ * The shape of a check (STYLE: an ESLint rule is data plus one function). A check's `meta` feeds
+ * `sealmark explain`, `docs/checks/<id>.md`, the config schema and (later) SARIF rule help; its
+ * `judge` reads what the probes recorded and never sends a request.
+ */
+import type { HandshakeInfo, OpenFailure } from '../target/session.js';
+import type { ExitInfo, NoiseLine } from '../target/stdio-transport.js';
+import type { Exchange } from '../target/wire.js';
+import type { CheckResult, ListedTool, PackId, ProbeCall, Severity, Weight } from '../types.js';
+import type { ResolvedConfig } from '../config/schema.js';
+
+/** A config key a check reads (SPEC section 7). */
+export interface CheckConfigKey {
+  /** Full dotted key, e.g. `checks.robust-input.max_tools` or `timeout_probe_sec`. */
+  key: string;
+  /** Default value (`null` = derived; `meaning` says from what). */
+  default: number | string | boolean | null;
+  /** `locked`: a changed value makes the run non-standard (SPEC section 1). `free`: it does not. */
+  standard: 'locked' | 'free';
+  meaning: string;
+}
+
+/** One named way a check exercises the server (SPEC section 1, probe). */
+export interface ProbeMeta {
+  id: string;
+  description: string;
+  /** Canonical probes of the check; the others are extra coverage. */
+  core: boolean;
+  /** A part is a way of reading replies rather than a call of its own. */
+  part?: boolean;
+}
+
+/** The documentation of a check, as data (rendered by `explain` and docs/checks). */
+export interface CheckDocs {
+  /** One paragraph: what the check asks and why it matters. */
+  summary: string;
+  /** How the verdict is established, step by step. */
+  how: string[];
+  fix: string;
+  falsePositives: string[];
+  falseNegatives: string[];
+  limits: string[];
+}
+
+export interface CheckMeta {
+  /** Stable kebab-case id, exactly as SPEC section 5 names it. */
+  id: string;
+  title: string;
+  pack: PackId;
+  weight: Weight;
+  /** `server`: one verdict for the server; findings may name tools. */
+  scope: 'server' | 'tool';
+  /** Where the evidence comes from. */
+  decidedBy: 'static' | 'protocol-response' | 'sidechannel';
+  /** Methodology version the check first appeared in. */
+  since: string;
+  /** Default severity of a failure (SPEC section 7 `checks.<id>.severity`). */
+  severity: Severity;
+  config: CheckConfigKey[];
+  probes: ProbeMeta[];
+  /** Verdict table: when each verdict is given. */
+  verdicts: { verdict: 'pass' | 'partial' | 'fail' | 'n/a'; when: string }[];
+  /** Messages keyed by message id; `{name}` placeholders are filled from a finding's data. */
+  messages: Record<string, string>;
+  docs: CheckDocs;
+  /** Gatherers (in src/probes) whose records this check reads. */
+  requires: GathererId[];
+}
+
+export type GathererId = 'robust-input' | 'protocol-errors';
+
+/** Per-tool bookkeeping of the robust-input gatherer. */
+export interface RobustToolRun {
+  tool: string;
+  /** Probes sent to this tool, by probe id. */
+  probes: string[];
+  /** Why the tool got no invalid call (no typed properties, untyped only …). */
+  skipped?: string;
+  /** Tool has no arguments and no `readOnlyHint: true`: needs a `probes:` entry. */
+  needsProbe?: boolean;
+}
+
+/** What the robust-input gatherer recorded beyond its calls. */
+export interface RobustRun {
+  tools: RobustToolRun[];
+  /** Tools beyond `max_tools`, not probed. */
+  beyondMaxTools: string[];
+  /** Set when probing stopped early (three hangs, server gone). */
+  stopped?: { reason: 'three-hangs' | 'server-gone'; notReached: string[] };
+}
+
+/** What a run recorded: everything a check may read. */
+export interface Artifacts {
+  handshake?: HandshakeInfo;
+  openFailure?: OpenFailure;
+  /** Raw tools/list exchanges (every page). */
+  listExchanges: Exchange[];
+  listProblem?: string;
+  tools: ListedTool[];
+  /** stdout lines that were not JSON-RPC, over the whole session. */
+  noise: { count: number; bytes: number; lines: NoiseLine[] };
+  stderrTail: string;
+  exit: ExitInfo | null;
+  /** Every call made by any gatherer, in order. */
+  calls: ProbeCall[];
+  robust?: RobustRun;
+  config: ResolvedConfig;
+}
+
+/** Passed to `judge` besides the artifacts. */
+export interface JudgeContext {
+  /** Builds the `sealmark call` replay line for a tools/call with these arguments. */
+  replay: (tool: string, args: unknown) => string;
+}
+
+export interface Check {
+  meta: CheckMeta;
+  /** Pure: artifacts in, verdict and findings out. Throws only on a bug (caught per check). */
+  judge(artifacts: Artifacts, ctx: JudgeContext): CheckResult;
+}
