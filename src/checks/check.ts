@@ -3,11 +3,13 @@
  * `sealmark explain`, `docs/checks/<id>.md`, the config schema and (later) SARIF rule help; its
  * `judge` reads what the probes recorded and never sends a request.
  */
+import type { z } from 'zod';
 import type { HandshakeInfo, OpenFailure } from '../target/session.js';
 import type { ExitInfo, NoiseLine } from '../target/stdio-transport.js';
 import type { Exchange } from '../target/wire.js';
 import type { CheckResult, ListedTool, PackId, ProbeCall, Severity, Weight } from '../types.js';
 import type { ResolvedConfig } from '../config/schema.js';
+import type { ProtocolRun } from '../probes/protocol-errors.js';
 
 /** A config key a check reads (SPEC section 7). */
 export interface CheckConfigKey {
@@ -18,6 +20,8 @@ export interface CheckConfigKey {
   /** `locked`: a changed value makes the run non-standard (SPEC section 1). `free`: it does not. */
   standard: 'locked' | 'free';
   meaning: string;
+  /** For `checks.<id>.<key>` keys: what a value must be (zod; never coercing). */
+  schema?: z.ZodType;
 }
 
 /** One named way a check exercises the server (SPEC section 1, probe). */
@@ -104,6 +108,9 @@ export interface Artifacts {
   /** Every call made by any gatherer, in order. */
   calls: ProbeCall[];
   robust?: RobustRun;
+  protocol?: ProtocolRun;
+  /** Responses (after the handshake) whose id no request was waiting for. */
+  strays: unknown[];
   config: ResolvedConfig;
 }
 

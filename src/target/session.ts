@@ -166,6 +166,9 @@ export class Session {
       initMs: transport.now(),
       rawReply,
     };
+    // The 2026-07-28 envelope rides on every request only when that era was negotiated.
+    if (handshake.era !== 'modern') wire.envelope = undefined;
+    wire.handshakeDone = true;
     return new Session(target, transport, wire, client, handshake, transcript);
   }
 

@@ -75,6 +75,12 @@ export class AuditStdioTransport implements Transport {
   exit: ExitInfo | null = null;
   /** Every tap is called for each message both ways. */
   readonly taps: WireTap[] = [];
+  /**
+   * Called for a line longer than {@link MAX_LINE_BYTES} whose head or tail shows a JSON-RPC id:
+   * the reply to that request is dropped, and the wire answers the request with that fact.
+   * Returns true when the id belonged to a request in flight (the line is then not noise).
+   */
+  onOversized?: (id: number, bytes: number) => boolean;
 
   private child?: ChildProcess;
   private readonly startedAt = Date.now();
@@ -82,8 +88,11 @@ export class AuditStdioTransport implements Transport {
   private pendingBytes = 0;
   private dropping = false;
   private droppedBytes = 0;
+  /** The last bytes of a line being dropped (a JSON-RPC id is often serialised last). */
+  private tail = '';
   private stderrTail = '';
   private closed = false;
+  private reaped = false;
   private exited?: Promise<void>;
 
   constructor(readonly spec: StdioTargetSpec) {}
@@ -173,6 +182,7 @@ export class AuditStdioTransport implements Transport {
     if (part.length === 0) return;
     if (this.dropping) {
       this.droppedBytes += part.length;
+      this.tail = (this.tail + part.subarray(Math.max(0, part.length - NOISE_EXCERPT_CHARS)).toString('latin1')).slice(-NOISE_EXCERPT_CHARS);
       return;
     }
     if (this.pendingBytes + part.length > MAX_LINE_BYTES) {
@@ -182,6 +192,7 @@ export class AuditStdioTransport implements Transport {
       this.droppedBytes = this.pendingBytes + part.length - head.length;
       this.pendingBytes = head.length;
       this.dropping = true;
+      this.tail = part.subarray(Math.max(0, part.length - NOISE_EXCERPT_CHARS)).toString('latin1');
       return;
     }
     this.pending.push(Buffer.from(part));
@@ -197,7 +208,11 @@ export class AuditStdioTransport implements Transport {
     this.dropping = false;
     this.droppedBytes = 0;
     if (wasDropped) {
-      this.addNoise('oversized', buf.toString('utf8'), bytes);
+      const head = buf.toString('utf8');
+      const id = /"id"\s*:\s*(\d+)/.exec(head)?.[1] ?? /"id"\s*:\s*(\d+)\s*}\s*$/.exec(this.tail)?.[1];
+      this.tail = '';
+      if (id !== undefined && this.onOversized?.(Number(id), bytes)) return;
+      this.addNoise('oversized', head, bytes);
       return;
     }
     let text = buf.toString('utf8');
@@ -252,7 +267,8 @@ export class AuditStdioTransport implements Transport {
    */
   async close(graceMs = 1000): Promise<void> {
     const child = this.child;
-    if (!child) return;
+    if (!child || this.reaped) return;
+    this.reaped = true;
     if (!this.exit) {
       try {
         child.stdin?.end();

@@ -7,7 +7,7 @@
  * STYLE "errors are values at the edges").
  */
 import type { Transport, JSONRPCMessage } from '@modelcontextprotocol/client';
-import type { AuditStdioTransport, ExitInfo } from './stdio-transport.js';
+import { MAX_LINE_BYTES, type AuditStdioTransport, type ExitInfo } from './stdio-transport.js';
 
 /** A JSON-RPC error object as received (fields not checked: a server may send anything). */
 export interface WireError {
@@ -63,10 +63,13 @@ export class WireTransport implements Transport {
 
   private nextId = FIRST_WIRE_ID;
   private readonly pending = new Map<number, Pending>();
-  /** Ids of wire requests already answered, to spot a second answer to one id. */
-  private readonly answered = new Set<number>();
-  /** Responses whose id matched nothing pending (wrong id, or a second answer). */
-  readonly strayResponses: unknown[] = [];
+  /**
+   * Responses whose id matched no request in flight, after the handshake (a wrong id, a second
+   * answer to one id, or an answer to a notification). `atMs` is ms since the session started.
+   */
+  readonly strayResponses: { atMs: number; message: unknown }[] = [];
+  /** Set by the session once the SDK client has finished the handshake; from then on every response is the wire's. */
+  handshakeDone = false;
   /** The `_meta` envelope the Client attached to its requests (2026-07-28 era); reused on ours. */
   envelope: Record<string, unknown> | undefined;
   private closedFlag = false;
@@ -76,11 +79,19 @@ export class WireTransport implements Transport {
     Object.defineProperty(this, 'stderr', { get: () => inner.stderr, enumerable: true });
     Object.defineProperty(this, 'pid', { get: () => inner.pid, enumerable: true });
     inner.taps.push((direction, message) => {
-      if (direction !== 'send') return;
+      if (direction !== 'send' || this.handshakeDone) return;
       const meta = (message as { params?: { _meta?: Record<string, unknown> } }).params?._meta;
       if (meta && Object.keys(meta).some((k) => k.endsWith('/protocolVersion'))) this.envelope = meta;
     });
     inner.onmessage = (message) => this.route(message);
+    inner.onOversized = (id, bytes) => {
+      const p = this.pending.get(id);
+      if (!p) return false;
+      clearTimeout(p.timer);
+      this.pending.delete(id);
+      p.resolve({ kind: 'malformed', problem: `reply of ${bytes} bytes exceeds the ${MAX_LINE_BYTES} byte line limit and was dropped unread`, raw: null });
+      return true;
+    };
     inner.onerror = (error) => this.onerror?.(error);
     inner.onclose = () => {
       this.closedFlag = true;
@@ -113,15 +124,14 @@ export class WireTransport implements Transport {
   private route(message: JSONRPCMessage): void {
     const m = message as Record<string, unknown>;
     const isResponse = !('method' in m) && 'id' in m;
-    if (isResponse && typeof m.id === 'number' && m.id >= FIRST_WIRE_ID) {
-      const p = this.pending.get(m.id);
+    if (isResponse && (this.handshakeDone || (typeof m.id === 'number' && m.id >= FIRST_WIRE_ID))) {
+      const p = typeof m.id === 'number' ? this.pending.get(m.id) : undefined;
       if (!p) {
-        this.strayResponses.push(message);
+        this.strayResponses.push({ atMs: this.inner.now(), message });
         return;
       }
       clearTimeout(p.timer);
-      this.pending.delete(m.id);
-      this.answered.add(m.id);
+      this.pending.delete(m.id as number);
       p.resolve(readResponse(m));
       return;
     }

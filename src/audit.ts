@@ -1,0 +1,157 @@
+/**
+ * The engine: target → session → probes → checks → scoring → report (STYLE, one-way flow).
+ * `audit()` is what the CLI runs and what the library exports (SPEC section 9).
+ */
+import { Session, type OpenFailure } from './target/session.js';
+import type { StdioTargetSpec } from './target/stdio-transport.js';
+import { Recorder, type Progress } from './probes/recorder.js';
+import { gatherRobustInput, hangLimitMs } from './probes/robust-input.js';
+import { gatherProtocolErrors } from './probes/protocol-errors.js';
+import { checks as allChecks } from './checks/index.js';
+import type { Artifacts, Check } from './checks/check.js';
+import { buildReport, type Report } from './report/build.js';
+import { defaultConfig } from './config/defaults.js';
+import type { ResolvedConfig } from './config/schema.js';
+import type { CheckResult, ListedTool } from './types.js';
+import { replayLine } from './replay.js';
+
+/** Options of {@link audit}. */
+export interface AuditOptions {
+  /** The stdio command and its arguments. */
+  command: string;
+  args: string[];
+  /** Validated config; defaults when absent. */
+  config?: ResolvedConfig;
+  /** Working directory of the server (default: the current one). */
+  cwd?: string;
+  /** Extra environment for the server (on top of the scrubbed base and `config.env`). */
+  env?: Record<string, string>;
+  /** Write every JSON-RPC message to this file as JSON lines. */
+  transcriptPath?: string;
+  /** Called as the run progresses (for a TTY progress line). */
+  onProgress?: (p: Progress) => void;
+  /** How the target is shown in replay lines (default: command and args). */
+  displayCommand?: string[];
+}
+
+/** Variables passed through from sealmark's own environment (SPEC section 3: PATH, HOME, LANG, TERM; the rest keep toolchains working). */
+const PASS_ENV = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TERM', 'TMPDIR', 'USER', 'LOGNAME', 'SHELL', 'SYSTEMROOT', 'npm_config_cache', 'NODE_EXTRA_CA_CERTS'];
+
+/** The environment a server is started with: a scrubbed base plus config `env` and `extra`. */
+export function serverEnv(config: ResolvedConfig, extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const k of PASS_ENV) {
+    const v = process.env[k];
+    if (v !== undefined) env[k] = v;
+  }
+  return { ...env, ...config.env, ...extra };
+}
+
+/**
+ * Audits one stdio server and returns the report object. Never rejects for anything the server
+ * does: a server that cannot be started or dies is a verdict (and `report.status` says
+ * `not-audited`). Ends every process it started before returning.
+ */
+export async function audit(options: AuditOptions): Promise<Report> {
+  const config = options.config ?? defaultConfig();
+  const spec: StdioTargetSpec = {
+    command: options.command,
+    args: options.args,
+    env: serverEnv(config, options.env),
+    cwd: options.cwd,
+  };
+  const display = options.displayCommand ?? [options.command, ...options.args];
+  const replay = (tool: string, args: unknown) => replayLine(tool, args, display);
+  const enabled = allChecks.filter((c) => config.checks[c.meta.id]?.enabled !== false);
+  const started = Date.now();
+
+  options.onProgress?.({ phase: 'starting', calls: 0 });
+  const opened = await Session.open(spec, { initTimeoutMs: config.timeout_init_sec * 1000, transcriptPath: options.transcriptPath });
+  if (!(opened instanceof Session)) {
+    const artifacts = emptyArtifacts(config, opened);
+    return buildReport({ target: display, config, artifacts, results: judgeAll(enabled, artifacts, replay), startedAt: started });
+  }
+  const session = opened;
+  try {
+    const rec = new Recorder(session, options.onProgress);
+    const hangMs = hangLimitMs(config);
+    rec.progress({ phase: 'tools/list' });
+    const listing = await session.listTools(hangMs);
+    for (const ex of listing.exchanges) rec.add('tools-list', ex);
+    const tools = listing.tools.map(toListedTool);
+    const artifacts: Artifacts = {
+      handshake: session.handshake,
+      listExchanges: listing.exchanges,
+      listProblem: listing.problem,
+      tools,
+      noise: { count: 0, bytes: 0, lines: [] },
+      stderrTail: '',
+      exit: null,
+      calls: rec.calls,
+      strays: [],
+      config,
+    };
+    const needs = new Set(enabled.flatMap((c) => c.meta.requires));
+    if (tools.length > 0 && !listing.problem) {
+      if (needs.has('robust-input')) artifacts.robust = await gatherRobustInput(rec, tools, config);
+      if (needs.has('protocol-errors') && !session.exited) artifacts.protocol = await gatherProtocolErrors(rec, hangMs);
+    }
+    await session.close();
+    const t = session.transport;
+    artifacts.noise = { count: t.noiseCount, bytes: t.noiseBytes, lines: t.noise };
+    artifacts.stderrTail = t.stderrText;
+    artifacts.exit = t.exit;
+    artifacts.strays = session.wire.strayResponses.map((s) => s.message);
+    return buildReport({ target: display, config, artifacts, results: judgeAll(enabled, artifacts, replay), startedAt: started });
+  } finally {
+    await session.close();
+  }
+}
+
+function emptyArtifacts(config: ResolvedConfig, failure: OpenFailure): Artifacts {
+  return {
+    openFailure: failure,
+    listExchanges: [],
+    tools: [],
+    noise: { count: failure.noise.length, bytes: failure.noise.reduce((s, n) => s + n.bytes, 0), lines: failure.noise },
+    stderrTail: failure.stderrTail,
+    exit: failure.exit,
+    calls: [],
+    strays: [],
+    config,
+  };
+}
+
+/** Reads one listed tool without trusting its shape. */
+function toListedTool(raw: unknown, index: number): ListedTool {
+  const t = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
+  const annotations = typeof t.annotations === 'object' && t.annotations !== null ? (t.annotations as Record<string, unknown>) : undefined;
+  return { index, name: typeof t.name === 'string' ? t.name : `#${index}`, raw, inputSchema: t.inputSchema, annotations };
+}
+
+/**
+ * Runs each enabled check's judge; a check that throws becomes an n/a result with the error as a
+ * note (Lighthouse: one audit's crash never loses the report). When the target could not be
+ * audited, every check but handshake is n/a. Findings that point at a tools/call get its exact
+ * request and a replay line.
+ */
+export function judgeAll(enabled: readonly Check[], artifacts: Artifacts, replay: (tool: string, args: unknown) => string): CheckResult[] {
+  return enabled.map((c) => {
+    if (c.meta.id !== 'handshake' && (artifacts.openFailure || artifacts.tools.length === 0 || artifacts.listProblem)) {
+      return { id: c.meta.id, verdict: 'n/a', findings: [], notes: ['not checked: the target could not be audited (see handshake)'] };
+    }
+    try {
+      const result = c.judge(artifacts, { replay });
+      for (const f of result.findings) {
+        if (f.replay || !f.evidence.calls?.length) continue;
+        const call = artifacts.calls.find((x) => x.seq === f.evidence.calls![0]);
+        if (!call) continue;
+        f.request ??= call.exchange.sent;
+        if (call.tool && call.exchange.method === 'tools/call') f.replay = replay(call.tool, call.arguments);
+      }
+      return result;
+    } catch (err) {
+      return { id: c.meta.id, verdict: 'n/a', findings: [], notes: [`the check crashed: ${err instanceof Error ? err.message : String(err)}`] };
+    }
+  });
+}

@@ -1,0 +1,57 @@
+/**
+ * Builds findings from a check's messages (STYLE: the code reports a message id plus data, never
+ * free text), and groups repeated findings so one fault is one finding with every call as evidence.
+ */
+import type { CheckMeta } from './check.js';
+import type { Evidence, Finding } from '../types.js';
+
+/** Fills `{name}` placeholders of `template` from `data`. Unknown placeholders stay as written. */
+export function format(template: string, data: Record<string, string | number>): string {
+  return template.replace(/\{(\w+)\}/g, (whole, key: string) => (key in data ? String(data[key]) : whole));
+}
+
+/** Makes a finding; throws (a bug, caught per check) when `messageId` is not in `meta.messages`. */
+export function finding(
+  meta: CheckMeta,
+  messageId: string,
+  level: Finding['level'],
+  data: Record<string, string | number>,
+  evidence: Evidence = {},
+  extra: Partial<Pick<Finding, 'tool' | 'replay' | 'request'>> = {},
+): Finding {
+  const template = meta.messages[messageId];
+  if (template === undefined) throw new Error(`check ${meta.id}: unknown message id ${messageId}`);
+  return { checkId: meta.id, messageId, level, data, message: format(template, data), evidence, ...extra };
+}
+
+/**
+ * Merges findings with the same check, message id, tool and `key` (default: none): the first keeps
+ * its data and replay; evidence calls, paths and quotes are unioned.
+ */
+export function group(findings: Finding[], key: (f: Finding) => string = () => ''): Finding[] {
+  const out = new Map<string, Finding>();
+  for (const f of findings) {
+    const k = `${f.messageId}\u0000${f.tool ?? ''}\u0000${key(f)}`;
+    const prev = out.get(k);
+    if (!prev) {
+      out.set(k, { ...f, evidence: { ...f.evidence } });
+      continue;
+    }
+    prev.evidence.calls = union(prev.evidence.calls, f.evidence.calls);
+    prev.evidence.schemaPaths = union(prev.evidence.schemaPaths, f.evidence.schemaPaths);
+    prev.evidence.quotes = union(prev.evidence.quotes, f.evidence.quotes)?.slice(0, 10);
+  }
+  return [...out.values()];
+}
+
+function union<T>(a: T[] | undefined, b: T[] | undefined): T[] | undefined {
+  if (!a && !b) return undefined;
+  return [...new Set([...(a ?? []), ...(b ?? [])])];
+}
+
+/** The verdict findings imply: any `fail` → fail, any `partial` → partial, else pass. */
+export function verdictOf(findings: Finding[]): 'pass' | 'partial' | 'fail' {
+  if (findings.some((f) => f.level === 'fail')) return 'fail';
+  if (findings.some((f) => f.level === 'partial')) return 'partial';
+  return 'pass';
+}

@@ -1,0 +1,121 @@
+/**
+ * protocol-errors (pack core, scored): the mistakes a careless client makes at the protocol level
+ * are answered as errors and survived. SPEC section 5; JSON-RPC 2.0 sections 4.1 (a notification
+ * is never answered) and 5.1 (-32601 method not found); MCP `server/tools.mdx` (an unknown tool
+ * is an error).
+ */
+import type { Check, CheckMeta } from './check.js';
+import { finding, verdictOf } from './finding.js';
+import type { Finding } from '../types.js';
+
+export const meta: CheckMeta = {
+  id: 'protocol-errors',
+  title: 'Answers protocol mistakes with errors and survives them',
+  pack: 'core',
+  weight: 'scored',
+  scope: 'server',
+  decidedBy: 'protocol-response',
+  since: '0.1',
+  severity: 'warning',
+  requires: ['protocol-errors'],
+  config: [{ key: 'timeout_probe_sec', default: 10, standard: 'locked', meaning: 'Seconds each request may take before it counts as a hang.' }],
+  probes: [
+    { id: 'unknown-method', core: true, description: 'A request for a method no MCP version defines (`sealmark/no-such-method`): must get JSON-RPC error -32601.' },
+    { id: 'unknown-notification', core: true, description: 'Notifications the server does not handle (`notifications/sealmark_unknown`, `notifications/roots/list_changed`): must be ignored, never answered; a follow-up request must still be answered.' },
+    { id: 'unknown-tool', core: true, description: 'tools/call of a tool that does not exist: must be an error (JSON-RPC error or isError result), not a crash.' },
+    { id: 'array-params', core: true, description: 'tools/call whose params are an array instead of an object: must be an error.' },
+    { id: 'liveness', core: true, description: 'tools/list after each of the above, to see the server is still alive.' },
+  ],
+  verdicts: [
+    { verdict: 'fail', when: 'the server exited or stopped answering after one of the probes' },
+    { verdict: 'partial', when: 'a request was silently dropped (no reply, server still alive), an unknown method got something other than -32601, a notification was answered, an unknown tool or array params were answered as success, or a response carried an id nobody asked for' },
+    { verdict: 'pass', when: 'every probe got the right kind of error and the server stayed alive' },
+    { verdict: 'n/a', when: 'the server was gone before the probes could run' },
+  ],
+  messages: {
+    'unknown-method-code': 'an unknown method was answered with error {code} instead of -32601 (Method not found)',
+    'unknown-method-result': 'an unknown method was answered with a result instead of error -32601',
+    'notification-answered': 'the notification {method} was answered: {reply}',
+    'unknown-tool-succeeded': 'tools/call of a tool that does not exist ({tool}) succeeded',
+    'array-params-accepted': 'tools/call with params as an array succeeded instead of failing',
+    malformed: 'the reply to {probe} is not valid JSON-RPC ({problem})',
+    died: 'the server {how} after the {probe} probe',
+    'no-reply': 'the {probe} request got no reply within {ms} ms (the server lives, but dropped it; JSON-RPC requires an error)',
+    'stray-response': '{count} responses carried an id no request was waiting for, e.g. {example}',
+  },
+  docs: {
+    summary:
+      'Clients make protocol mistakes: they call methods a server does not have, send notifications it does not expect, call tools that were renamed, send malformed params. A server must answer each with an error and keep serving; one that crashes takes every agent down with it.',
+    how: [
+      'Each probe is one request or notification, followed by tools/list to see that the server lives (on 2025 versions a ping follows each notification; on 2026-07-28, where ping is gone, tools/list).',
+      'An unknown method must get JSON-RPC error -32601. Any other error code is partial; a result is partial.',
+      'A notification must never be answered (JSON-RPC 2.0 section 4.1); any response arriving within 300 ms is quoted.',
+      'An unknown tool may be answered with a JSON-RPC error (-32602 per the spec) or an isError result (what SDK 1.21–1.32 servers send); a success is partial.',
+      'Array params must be answered with an error. A request that gets no reply while later ones are answered was dropped (partial: JSON-RPC requires an error reply; SDK 1.x servers drop array params this way); an exit, or silence from then on, fails.',
+      'Scoring: scored (pass 1, partial 0.5, fail 0).',
+    ],
+    fix: 'Use an MCP SDK\'s request router, which answers unknown methods with -32601 and ignores unknown notifications; never send a response to a message that has no id; return an error for an unknown tool name; validate params shape before reading it.',
+    falsePositives: ['notifications/roots/list_changed is sent although sealmark declares no roots capability; a server may log it, but must not answer it.'],
+    falseNegatives: ['Batches, invalid UTF-8 and non-JSON input are not sent (they break the stdio framing rules for clients).'],
+    limits: ['One request of each kind.'],
+  },
+};
+
+export const check: Check = {
+  meta,
+  judge(a) {
+    const run = a.protocol;
+    if (!run) return { id: meta.id, verdict: 'n/a', findings: [], notes: ['the server was gone before the protocol probes could run'] };
+    const out: Finding[] = [];
+    const PROBES = ['unknown-method', 'notification-follow-up', 'unknown-tool', 'array-params'];
+    const first = a.calls.find((c) => PROBES.includes(c.probe));
+    // The protocol gatherer runs last: its calls are the probes and the liveness checks after the first.
+    const seq = first ? a.calls.filter((c) => c.seq >= first.seq && (PROBES.includes(c.probe) || c.probe === 'liveness')) : [];
+    let last = 'unknown-method';
+    for (let i = 0; i < seq.length; i++) {
+      const c = seq[i]!;
+      if (PROBES.includes(c.probe)) last = c.probe === 'notification-follow-up' ? 'unknown-notification' : c.probe;
+      const r = c.exchange.reply;
+      if (r.kind === 'exited') {
+        out.push(finding(meta, 'died', 'fail', { how: 'exited', probe: last }, { calls: [c.seq] }, { request: c.exchange.sent }));
+        break;
+      }
+      if (r.kind === 'hang') {
+        // Silence on one request is a dropped request if the server answers a later one; otherwise it stopped answering.
+        const later = seq.slice(i + 1).some((x) => x.exchange.reply.kind === 'response' || x.exchange.reply.kind === 'malformed');
+        if (later) out.push(finding(meta, 'no-reply', 'partial', { probe: last, ms: r.waitedMs }, { calls: [c.seq] }, { request: c.exchange.sent }));
+        else {
+          out.push(finding(meta, 'died', 'fail', { how: 'stopped answering', probe: last }, { calls: [c.seq] }, { request: c.exchange.sent }));
+          break;
+        }
+        continue;
+      }
+      if (r.kind === 'malformed') {
+        out.push(finding(meta, 'malformed', 'partial', { probe: c.probe, problem: r.problem }, { calls: [c.seq] }, { request: c.exchange.sent }));
+        continue;
+      }
+      const isErrorResult = typeof r.result === 'object' && r.result !== null && (r.result as { isError?: unknown }).isError === true;
+      if (c.probe === 'unknown-method') {
+        if (r.error && r.error.code !== -32601) out.push(finding(meta, 'unknown-method-code', 'partial', { code: String(r.error.code) }, { calls: [c.seq] }, { request: c.exchange.sent }));
+        if (!r.error) out.push(finding(meta, 'unknown-method-result', 'partial', {}, { calls: [c.seq] }, { request: c.exchange.sent }));
+      } else if (c.probe === 'unknown-tool' && !r.error && !isErrorResult) {
+        out.push(finding(meta, 'unknown-tool-succeeded', 'partial', { tool: c.tool ?? '' }, { calls: [c.seq] }, { request: c.exchange.sent }));
+      } else if (c.probe === 'array-params' && !r.error && !isErrorResult) {
+        out.push(finding(meta, 'array-params-accepted', 'partial', {}, { calls: [c.seq] }, { request: c.exchange.sent }));
+      }
+    }
+    const answeredNotes = new Set<unknown>();
+    for (const n of run.notifications) {
+      for (const reply of n.replies) {
+        answeredNotes.add(reply);
+        const text = JSON.stringify(reply).slice(0, 200);
+        out.push(finding(meta, 'notification-answered', 'partial', { method: n.method, reply: text }, { calls: [n.followUpSeq], quotes: [text] }, { request: n.sent }));
+      }
+    }
+    const strays = a.strays.filter((s) => !answeredNotes.has(s));
+    if (strays.length > 0) {
+      out.push(finding(meta, 'stray-response', 'partial', { count: strays.length, example: JSON.stringify(strays[0]).slice(0, 200) }, { quotes: strays.slice(0, 3).map((s) => JSON.stringify(s).slice(0, 200)) }));
+    }
+    return { id: meta.id, verdict: verdictOf(out), findings: out, notes: [] };
+  },
+};

@@ -1,0 +1,207 @@
+/**
+ * robust-input (pack core, scored): does the server survive and cleanly reject schema-invalid
+ * arguments? Seed "Survives malformed tool input"; SPEC section 5.
+ */
+import { z } from 'zod';
+import type { Check, CheckMeta } from './check.js';
+import { finding, group, verdictOf } from './finding.js';
+import type { Finding, ProbeCall } from '../types.js';
+
+const INVALID_PROBES = new Set([
+  'missing-required',
+  'wrong-types',
+  'nulls',
+  'extra-argument',
+  'string-as-object',
+  'nested-string',
+  'nested-item',
+  'no-arguments',
+  'extra-only',
+]);
+const VALID_PROBES = new Set(['read-only-no-args', 'user-probe']);
+
+export const meta: CheckMeta = {
+  id: 'robust-input',
+  title: 'Survives malformed tool input',
+  pack: 'core',
+  weight: 'scored',
+  scope: 'server',
+  decidedBy: 'protocol-response',
+  since: '0.1',
+  severity: 'error',
+  requires: ['robust-input'],
+  config: [
+    { key: 'checks.robust-input.hang_ms', default: null, standard: 'locked', schema: z.int().min(100).max(600_000).nullable(), meaning: 'Milliseconds a call may go unanswered before it counts as a hang. null derives max(2000, timeout_probe_sec × 1000).' },
+    { key: 'checks.robust-input.max_tools', default: 25, standard: 'locked', schema: z.int().min(1).max(10_000), meaning: 'Most tools probed, in listing order.' },
+    { key: 'timeout_probe_sec', default: 10, standard: 'locked', meaning: 'Seconds a probe call may take (flag --timeout-probe); feeds the hang limit.' },
+  ],
+  probes: [
+    { id: 'missing-required', core: true, description: '`{}` to a tool that has required arguments.' },
+    { id: 'wrong-types', core: true, description: 'Every typed argument gets the first of 12345, "not-a-valid-value", true, ["x"], {"x": 1} that its declared type does not allow and that is not in its enum.' },
+    { id: 'nulls', core: true, description: 'Every typed argument that does not allow null is null.' },
+    { id: 'extra-argument', core: true, description: 'The wrong-types arguments plus an undeclared `sm_unexpected`.' },
+    { id: 'string-as-object', core: true, description: 'Every string argument gets an object (a second wrong type; the first candidate was a number).' },
+    { id: 'nested-string', core: true, description: 'A string in place of a required array-of-object argument (one call per tool that has one).' },
+    { id: 'nested-item', core: true, description: 'A required array-of-object argument gets one item lacking a field its items require, the other arguments valid (one call per tool that has one).' },
+    { id: 'read-only-no-args', core: false, description: '`{}` to a tool with no arguments that declares readOnlyHint: true: a valid call, counted for coverage.' },
+    { id: 'no-arguments', core: false, description: 'A tools/call whose params omit `arguments` altogether, to a tool with required arguments (some clients send this for tools they think take none).' },
+    { id: 'extra-only', core: false, description: 'Otherwise valid arguments plus `sm_unexpected`, only where the schema declares additionalProperties: false, so silently dropping an undeclared key is caught on its own.' },
+    { id: 'user-probe', core: false, description: 'Each `probes:` entry of the config, sent as written: a valid call that counts for coverage and is scanned for leaks.' },
+    { id: 'robust.lenient-downstream', core: true, part: true, description: 'An error reporting a failed fetch (connection refused, DNS, timeout, TLS) that names no parameter: the invalid argument was used before the server failed.' },
+    { id: 'robust.internal-error', core: true, part: true, description: 'An unhandled runtime error (TypeError, Cannot read properties, is not a function, KeyError, AttributeError, NoneType …) or a JSON-RPC -32603: an internals leak, not a validation decision.' },
+  ],
+  verdicts: [
+    { verdict: 'fail', when: 'the server exited or stopped answering, or a call got no reply within the hang limit' },
+    { verdict: 'partial', when: 'a reply leaks a stack trace or internal path, a schema-invalid call succeeded without a refusal, an error shows the argument was used downstream (lenient-downstream), an unhandled runtime error came back (internal-error), or a reply was not valid JSON-RPC' },
+    { verdict: 'pass', when: 'every invalid call was rejected and the server stayed responsive' },
+    { verdict: 'n/a', when: 'no tool has an argument that can be malformed and no valid call was made' },
+  ],
+  messages: {
+    exited: '{tool}: the server exited on the {probe} call ({exit})',
+    hang: '{tool}: no reply to the {probe} call within {ms} ms',
+    'stopped-answering': '{tool}: the server stopped answering tools/list after this tool\'s calls',
+    'three-hangs': 'probing stopped after three hangs; not reached: {tools}',
+    'server-gone': 'probing stopped because the server is gone; not reached: {tools}',
+    accepted: '{tool}: schema-invalid arguments were accepted ({probe}: {why})',
+    'lenient-downstream': '{tool}: the invalid argument was used before the call failed ({probe}): {text}',
+    'internal-error': '{tool}: an unhandled runtime error came back instead of a validation error ({probe}): {text}',
+    leak: '{tool}: the reply to {probe} leaks internals ({pattern}): {line}',
+    'protocol-error': '{tool}: the reply to {probe} is not valid JSON-RPC ({problem})',
+    'text-refusal': '{tool}: refused in plain text without isError ({probe}); a client that reads isError cannot tell it from success',
+    'rejected-unnamed': '{tool}: rejected without naming the argument ({probe}); a model cannot tell what to fix',
+    'sep-1303': '{tool}: invalid arguments answered as JSON-RPC error {code}; since 2025-11-25 (SEP-1303) they belong in a tool result with isError: true',
+    'needs-probe': '{tool}: {why}; add a probes: entry to exercise it',
+    'not-covered': '{tool}: the read-only tool did not answer its own no-argument call cleanly ({class}); not counted as covered',
+    'user-probe-unexpected': '{tool}: your probes: entry expected {expect} but the reply was {class}',
+    'beyond-max-tools': '{count} tools beyond max_tools ({max}) were not probed: {tools}',
+    skipped: '{tool}: not probed: {why}',
+  },
+  docs: {
+    summary:
+      'Calls each tool with arguments that break its own inputSchema, the way a guessing model or a buggy client does, and watches whether the server rejects them cleanly and stays up. A server that dies or hangs on one bad call is an outage for every agent sharing it.',
+    how: [
+      'Up to max_tools tools (in listing order, minus skip_tools) get the probes above; each probe is skipped where it does not apply, and a property with no declared type is never malformed because any value might be valid.',
+      'Every probe\'s arguments are validated with Ajv against the tool\'s own inputSchema (2020-12 unless $schema says otherwise) before they are sent: a value the schema accepts is never sent, so a server is never blamed for accepting valid input.',
+      'Each reply gets one class (SPEC section 4): rejected, rejected-unnamed, text-refusal, lenient-downstream, internal-error, accepted, hang, exited or protocol-error; each is also scanned for leaked internals (stack frames, internal paths).',
+      'After a tool\'s last probe, and after any protocol error, tools/list is sent to see that the server is still alive. After three hangs probing stops and what was not reached is listed.',
+      'A tool with no arguments that declares readOnlyHint: true gets one valid `{}` call; it counts for coverage only when it succeeds. Your probes: entries are sent as valid calls and scanned the same way.',
+      'Scoring: scored, so pass = 1 point, partial = 0.5, fail = 0; a fail lowers the core pack but never caps the letter.',
+    ],
+    fix: 'Validate arguments against the declared inputSchema before running the tool, and answer a schema-invalid call with a tool result with isError: true whose text names the argument and what is wrong. Do not use an argument before validating it (an upstream request built from it is leniency), do not let runtime errors (TypeError, KeyError) reach the reply, and for arrays of objects check each item\'s required fields. Strip stack traces and file paths from error texts.',
+    falsePositives: [
+      'Only schema-invalid input is sent (proven with Ajv), so a tool that rejects it cannot have run with unintended input.',
+      'Many JavaScript servers coerce 12345 to "12345" for a string argument; that is lenient and usually harmless, and still reads as partial.',
+      'The C:\\Users\\… pattern also matches an ordinary message that mentions a Windows user directory.',
+      'A slow server can exceed the hang limit under load.',
+    ],
+    falseNegatives: [
+      'A tool with no arguments that is not declared read-only is never called; it is listed as needing a probes: entry.',
+      'Only required array-of-object arguments are descended into (nested-string, nested-item); object arguments and optional ones are not.',
+      'A server that validates the top level only and ignores undeclared keys is caught by extra-only only when its schema says additionalProperties: false.',
+    ],
+    limits: [
+      'At most one call per probe per tool, for the first max_tools tools. Fuzzing, oversized input and concurrency belong to pack limits.',
+    ],
+  },
+};
+
+function exitText(call: ProbeCall): string {
+  const r = call.exchange.reply;
+  if (r.kind !== 'exited' || !r.exit) return 'connection closed';
+  return r.exit.signal ? `signal ${r.exit.signal}` : `exit code ${r.exit.code}`;
+}
+
+export const check: Check = {
+  meta,
+  judge(a, ctx) {
+    const run = a.robust;
+    const notes: string[] = [];
+    if (!run) return { id: meta.id, verdict: 'n/a', findings: [], notes: ['robust-input did not run'] };
+    const out: Finding[] = [];
+    const calls = a.calls.filter((c) => c.tool !== undefined && (INVALID_PROBES.has(c.probe) || VALID_PROBES.has(c.probe)));
+    const replayOf = (c: ProbeCall) => ({ tool: c.tool, replay: ctx.replay(c.tool!, c.arguments), request: c.exchange.sent });
+    const hangMs = (c: ProbeCall) => (c.exchange.reply.kind === 'hang' ? c.exchange.reply.waitedMs : 0);
+    for (const c of calls) {
+      const cl = c.classification;
+      if (!cl) continue;
+      const base = { tool: c.tool!, probe: c.probe };
+      const ev = { calls: [c.seq] };
+      if (cl.leaks.length > 0) {
+        const patterns = [...new Set(cl.leaks.map((l) => l.pattern))].join(', ');
+        const lines = [...new Set(cl.leaks.map((l) => l.line))];
+        out.push(finding(meta, 'leak', 'partial', { ...base, pattern: patterns, line: lines[0]! }, { calls: [c.seq], quotes: lines }, replayOf(c)));
+      }
+      const valid = VALID_PROBES.has(c.probe);
+      switch (cl.class) {
+        case 'exited':
+          out.push(finding(meta, 'exited', 'fail', { ...base, exit: exitText(c) }, ev, replayOf(c)));
+          continue;
+        case 'hang':
+          out.push(finding(meta, 'hang', 'fail', { ...base, ms: hangMs(c) }, ev, replayOf(c)));
+          continue;
+        case 'protocol-error': {
+          const r = c.exchange.reply;
+          out.push(finding(meta, 'protocol-error', 'partial', { ...base, problem: r.kind === 'malformed' ? r.problem : 'result is not a tool result' }, ev, replayOf(c)));
+          continue;
+        }
+      }
+      if (valid) {
+        if (c.probe === 'read-only-no-args' && cl.class !== 'accepted') {
+          out.push(finding(meta, 'not-covered', 'info', { ...base, class: cl.class }, ev, replayOf(c)));
+        }
+        if (c.probe === 'user-probe') {
+          const expect = a.config.probes.find((p) => p.tool === c.tool && JSON.stringify(p.arguments) === JSON.stringify(c.arguments))?.expect ?? 'ok';
+          const ok = cl.class === 'accepted';
+          if ((expect === 'ok') !== ok) out.push(finding(meta, 'user-probe-unexpected', 'info', { ...base, expect, class: cl.class }, ev, replayOf(c)));
+        }
+        continue;
+      }
+      const why = c.invalidBecause?.[0] ?? 'invalid';
+      switch (cl.class) {
+        case 'accepted':
+          out.push(finding(meta, 'accepted', 'partial', { ...base, why }, { calls: [c.seq], quotes: c.invalidBecause?.slice(0, 3) }, replayOf(c)));
+          break;
+        case 'lenient-downstream':
+          out.push(finding(meta, 'lenient-downstream', 'partial', { ...base, text: cl.text.slice(0, 200) }, { calls: [c.seq], quotes: [cl.text.slice(0, 200)] }, replayOf(c)));
+          break;
+        case 'internal-error':
+          out.push(finding(meta, 'internal-error', 'partial', { ...base, text: cl.text.slice(0, 200) }, { calls: [c.seq], quotes: [cl.text.slice(0, 200)] }, replayOf(c)));
+          break;
+        case 'text-refusal':
+          out.push(finding(meta, 'text-refusal', 'info', base, { calls: [c.seq], quotes: [cl.text.slice(0, 200)] }, replayOf(c)));
+          break;
+        case 'rejected-unnamed':
+          out.push(finding(meta, 'rejected-unnamed', 'info', base, { calls: [c.seq], quotes: [cl.text.slice(0, 200)] }, replayOf(c)));
+          break;
+      }
+      if (cl.notes.some((n) => n.startsWith('sep-1303'))) {
+        const code = c.exchange.reply.kind === 'response' ? String(c.exchange.reply.error?.code ?? '') : '';
+        out.push(finding(meta, 'sep-1303', 'info', { ...base, code }, ev, replayOf(c)));
+      }
+    }
+    // A failed liveness check after a tool's probes: the server stopped answering.
+    for (const c of a.calls) {
+      if (c.probe !== 'liveness' || !c.tool || !calls.some((x) => x.tool === c.tool)) continue;
+      const k = c.exchange.reply.kind;
+      if (k === 'hang' || k === 'exited') out.push(finding(meta, 'stopped-answering', 'fail', { tool: c.tool }, { calls: [c.seq] }));
+    }
+    if (run.stopped && run.stopped.notReached.length > 0) {
+      out.push(finding(meta, run.stopped.reason, 'info', { tools: run.stopped.notReached.join(', ') }));
+    }
+    if (run.beyondMaxTools.length > 0) {
+      out.push(finding(meta, 'beyond-max-tools', 'info', { count: run.beyondMaxTools.length, max: a.config.checks['robust-input']?.max_tools as number ?? 25, tools: run.beyondMaxTools.slice(0, 20).join(', ') }));
+    }
+    for (const t of run.tools) {
+      if (t.needsProbe) out.push(finding(meta, 'needs-probe', 'info', { tool: t.tool, why: t.skipped ?? 'no arguments to malform' }, {}, { tool: t.tool }));
+      else if (t.skipped) out.push(finding(meta, 'skipped', 'info', { tool: t.tool, why: t.skipped }, {}, { tool: t.tool }));
+    }
+    const findings = group(out);
+    const invalidSent = calls.some((c) => INVALID_PROBES.has(c.probe));
+    const validSent = calls.some((c) => VALID_PROBES.has(c.probe));
+    if (!invalidSent && !validSent) {
+      notes.push('no tool has an argument that can be malformed, and no valid call was made');
+      return { id: meta.id, verdict: 'n/a', findings, notes, needsProbe: run.tools.filter((t) => t.needsProbe).map((t) => t.tool) };
+    }
+    return { id: meta.id, verdict: verdictOf(findings), findings, notes, needsProbe: run.tools.filter((t) => t.needsProbe).map((t) => t.tool) };
+  },
+};

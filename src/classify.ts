@@ -1,0 +1,578 @@
+/**
+ * Reading a reply (SPEC section 4): one reply class per reply to a probe, and a leak scan that runs
+ * on every reply independently of its class. This is the one classifier; checks decide verdicts
+ * from its classes and never re-read reply texts themselves.
+ *
+ * Vocabularies are exported as data ({@link REFUSAL_TERMS}, {@link RUNTIME_ERROR_TERMS},
+ * {@link FETCH_FAILURE_TERMS}, {@link LEAK_PATTERNS}) so that docs and `sealmark explain` can list
+ * them instead of restating them.
+ */
+import type { Classification, Leak, LeakPattern, Reply, ReplyClass } from './types.js';
+import { UNEXPECTED_KEY } from './values.js';
+
+/** What to classify: one reply, the tool's declared parameter names, the negotiated protocol version. */
+export interface ClassifyInput {
+  reply: Reply;
+  /** Property names declared in the tool's inputSchema (top level). */
+  declaredParams: string[];
+  /** Negotiated protocol version (`2025-11-25`, `2026-07-28` …), for the SEP-1303 note. */
+  protocolVersion?: string;
+}
+
+/** The name `named` uses for the arguments object as a whole (root path, undeclared key). */
+export const ROOT = '(root)';
+
+/** One word or phrase of a vocabulary, with the pattern that finds it. */
+export interface VocabularyTerm {
+  /** How docs show the term. */
+  readonly term: string;
+  readonly pattern: RegExp;
+  /**
+   * Where the term counts. `error`: only in an error (JSON-RPC error or `isError: true`), where the
+   * words are unambiguous; `result`: only in a normal result; absent: both.
+   */
+  readonly only?: 'error' | 'result';
+}
+
+/**
+ * The refusal vocabulary (SPEC section 4, `rejected` and `text-refusal`): words by which a reply
+ * says an argument is invalid, missing, unexpected or of the wrong type. In a normal result
+ * (`text-refusal`) only the terms without `only: 'error'` count, and only in the first
+ * {@link TEXT_LIMIT} characters, so that data returned by a working tool is not read as a refusal.
+ */
+export const REFUSAL_TERMS: readonly VocabularyTerm[] = [
+  { term: 'invalid', pattern: /\binvalid\b/i },
+  { term: 'is required / are required', pattern: /\b(?:is|are) required\b/i },
+  { term: 'missing required / missing parameter', pattern: /\bmissing (?:required|parameters?|arguments?|fields?|propert(?:y|ies)|keys?|values?|inputs?)\b/i },
+  { term: 'must be / must have / must not', pattern: /\bmust (?:be|have|not|match|contain|equal)\b/i },
+  { term: 'should be', pattern: /\bshould (?:be|have|not)\b/i },
+  { term: 'cannot be', pattern: /\b(?:cannot|can't|can not) be\b/i },
+  { term: 'not allowed / not permitted', pattern: /\bnot (?:allowed|permitted)\b/i },
+  { term: 'expected … received', pattern: /\bexpected\b[^\n]{0,80}?\b(?:received|got|found|instead)\b/i },
+  { term: 'expected <type>', pattern: /\bexpected (?:an? )?(?:string|number|integer|boolean|object|array|null|record)\b/i },
+  { term: 'wrong type / not of type', pattern: /\bwrong type\b|\bnot of type\b|\btype mismatch\b/i },
+  { term: 'is not a valid', pattern: /\bis not (?:a )?valid\b/i },
+  { term: 'validation error / validation failed', pattern: /\bvalidation (?:error|failed)\b|\bfailed validation\b/i },
+  { term: 'unrecognized / unexpected key', pattern: /\bunrecogni[sz]ed\b|\bunexpected (?:keyword |key|argument|propert|field|param)/i },
+  { term: 'additional properties', pattern: /\badditional propert(?:y|ies)\b/i },
+  { term: 'too small / too big', pattern: /\btoo (?:small|big)\b/i },
+  { term: 'out of range', pattern: /\bout of (?:range|bounds)\b/i },
+  { term: 'bad request', pattern: /\bbad request\b/i },
+  { term: 'error (at the start)', pattern: /^\W*error\b/i, only: 'result' },
+  { term: 'required', pattern: /\brequired\b/i, only: 'error' },
+  { term: 'missing', pattern: /\bmissing\b/i, only: 'error' },
+  { term: 'unexpected', pattern: /\bunexpected\b/i, only: 'error' },
+  { term: 'unknown', pattern: /\bunknown\b/i, only: 'error' },
+  { term: 'expected', pattern: /\bexpected\b/i, only: 'error' },
+  { term: 'malformed', pattern: /\bmalformed\b/i, only: 'error' },
+  { term: 'does not match', pattern: /\bdoes not (?:match|conform)\b/i, only: 'error' },
+  { term: 'ValueError', pattern: /\bValueError\b/, only: 'error' },
+];
+
+/**
+ * Unhandled runtime errors (SPEC section 4, `internal-error`). `ValueError` is not here: it is
+ * internal only when it names no parameter (see {@link classifyReply}). Undici's
+ * `TypeError: fetch failed` is a failed fetch, not a crash, and is taken out before these are tried.
+ */
+export const RUNTIME_ERROR_TERMS: readonly VocabularyTerm[] = [
+  { term: 'TypeError', pattern: /\bTypeError\b/ },
+  { term: 'ReferenceError', pattern: /\bReferenceError\b/ },
+  { term: 'Cannot read properties', pattern: /\bcannot read propert(?:y|ies)\b/i },
+  { term: 'Cannot destructure', pattern: /\bcannot destructure\b/i },
+  { term: 'is not a function', pattern: /\bis not a function\b/ },
+  { term: 'undefined is not', pattern: /\b(?:undefined|null) is not (?:an? (?:object|function)|iterable)\b/ },
+  { term: 'AttributeError / has no attribute', pattern: /\bAttributeError\b|\bhas no attribute\b/ },
+  { term: 'KeyError', pattern: /\bKeyError\b/ },
+  { term: 'NoneType', pattern: /\bNoneType\b/ },
+  { term: 'IndexError / index out of range', pattern: /\bIndexError\b|\bindex out of range\b/ },
+  { term: 'object is not subscriptable / callable / iterable', pattern: /\bobject is not (?:subscriptable|callable|iterable)\b/ },
+  { term: 'unsupported operand type', pattern: /\bunsupported operand type/ },
+  {
+    term: 'Python call signature (missing N required positional argument, unexpected keyword argument)',
+    pattern: /\bmissing \d+ required (?:positional|keyword-only) arguments?\b|\bgot an unexpected keyword argument\b|\btakes \d+ positional arguments? but \d+ (?:was|were) given\b/,
+  },
+];
+
+/**
+ * Failed-fetch vocabulary (SPEC section 4, `lenient-downstream`). Terms with `only: 'error'` are
+ * too common in data (timeouts, TLS) to be read from a normal result.
+ */
+export const FETCH_FAILURE_TERMS: readonly VocabularyTerm[] = [
+  { term: 'connection refused / ECONNREFUSED', pattern: /\bconnection refused\b|\bECONNREFUSED\b|\bConnectionRefusedError\b/i },
+  { term: 'ENOTFOUND / getaddrinfo / name not resolved', pattern: /\bENOTFOUND\b|\bgetaddrinfo\b|name or service not known|nodename nor servname|temporary failure in name resolution|\bNXDOMAIN\b/i },
+  { term: 'EAI_AGAIN', pattern: /\bEAI_AGAIN\b/ },
+  { term: 'ENETUNREACH / EHOSTUNREACH', pattern: /\bENETUNREACH\b|\bEHOSTUNREACH\b|network is unreachable|no route to host/i },
+  { term: 'ECONNRESET / socket hang up', pattern: /\bECONNRESET\b|\bconnection reset\b|\bsocket hang up\b|\bConnectionResetError\b/i },
+  { term: 'fetch failed', pattern: /\bfetch failed\b|\bfailed to fetch\b|\bUND_ERR_[A-Z_]+|\bmax retries exceeded\b|failed to establish a new connection|\bConnectError\b|\bConnectionError\b/i },
+  { term: 'ETIMEDOUT', pattern: /\bETIMEDOUT\b|\bESOCKETTIMEDOUT\b/ },
+  { term: 'timeout / timed out', pattern: /time(?:d ?out|out)/i, only: 'error' },
+  { term: 'TLS / SSL / certificate', pattern: /\b(?:TLS|SSL)|\bcertificate\b|\bCERT_[A-Z_]+|\bSELF_SIGNED/i, only: 'error' },
+];
+
+/** One leak pattern (SPEC section 4), tried on each line of a reply's text. */
+export interface LeakPatternDef {
+  readonly pattern: LeakPattern;
+  readonly description: string;
+  readonly regex: RegExp;
+}
+
+/**
+ * Leak patterns (SPEC section 4). Every regex is tried on one line of at most
+ * {@link LEAK_SCAN_MAX_LINE} characters and has no nested quantifiers, so the scan stays linear in
+ * the size of the text.
+ */
+export const LEAK_PATTERNS: readonly LeakPatternDef[] = [
+  {
+    pattern: 'python-traceback',
+    description: 'a Python traceback header: Traceback (most recent call last)',
+    regex: /Traceback \(most recent call last\)/,
+  },
+  {
+    pattern: 'python-frame',
+    description: 'a Python frame: File "…", line N, or .py", line N',
+    regex: /\bFile "[^"]+", line \d+|\.py", line \d+/,
+  },
+  {
+    pattern: 'js-frame',
+    description: 'a JavaScript stack frame `at fn (file:line:col)` or `at file:line:col`, for file://, drive-letter, absolute and node: paths',
+    regex:
+      /\bat [^()]{0,300}\((?:file:\/\/|node:|internal\/|[A-Za-z]:[\\/]|[\\/])[^()]*:\d+:\d+\)|\bat (?:async )?(?:file:\/\/|node:|[A-Za-z]:[\\/]|\/)[^\s()]*:\d+:\d+/,
+  },
+  {
+    pattern: 'package-path',
+    description: 'node_modules/ or site-packages/ followed by a source file and a line number',
+    regex: /(?:node_modules|site-packages|dist-packages)[\\/][^\s"'()<>,;:]*?\.(?:[cm]?[jt]sx?|py[xiw]?)(?::\d+|["']?,? line \d+)/,
+  },
+  {
+    pattern: 'windows-path',
+    description: 'a Windows user or system path: C:\\Users\\…, C:\\Windows\\…, C:\\Program Files\\… (any drive letter, either slash)',
+    regex: /(?<![A-Za-z0-9])[A-Za-z]:(?:\\{1,2}|\/)(?:Users|Windows|Program Files(?: \(x86\))?)(?=$|[\\/\s"'`),;:])/i,
+  },
+  {
+    pattern: 'home-path-line',
+    description: 'a Unix home path (/home/, /Users/, /root/) with a :line suffix; a bare home path does not count',
+    regex: /(?<![\w.~-])\/(?:home|Users|root)\/[^\s:'"`()<>,;]*:\d+/,
+  },
+];
+
+/** Leak scan reads at most this many characters of a reply's text (1 Mi characters). */
+export const LEAK_SCAN_MAX_CHARS = 1024 * 1024;
+/** Lines longer than this are skipped by the leak scan (minified blobs, base64, not stack traces). */
+export const LEAK_SCAN_MAX_LINE = 2000;
+/** A leak's quoted line is cut to this many characters. */
+const LEAK_LINE_LIMIT = 200;
+/** `Classification.text` is cut to this many characters; a normal result is judged from this head. */
+export const TEXT_LIMIT = 500;
+/** Error texts are classified from at most this many characters. */
+const CLASSIFY_MAX_CHARS = 256 * 1024;
+/** First protocol version in which invalid arguments belong in a tool result (SEP-1303). */
+const SEP_1303_SINCE = '2025-11-25';
+/** The advisory note for -32602 rejections from 2025-11-25 on (SPEC section 4, error channel). */
+export const SEP_1303_NOTE =
+  'sep-1303: invalid arguments answered as a JSON-RPC error; since 2025-11-25 (SEP-1303) they should be a tool result with isError: true so a model can correct itself';
+
+/**
+ * Phrases that name the arguments object as a whole (`(root)`): an undeclared key, an empty
+ * Ajv/zod path, the `params.arguments` path of a CallToolRequest, the arguments' own type.
+ * Generic statements ("Invalid arguments") do not name the root: they are `rejected-unnamed`.
+ */
+const ROOT_PATTERNS: readonly RegExp[] = [
+  // The extra-argument probes' undeclared key: naming it means naming the root.
+  new RegExp(`\\b${UNEXPECTED_KEY}\\b`),
+  /\bunrecogni[sz]ed keys?\b/i,
+  /\b(?:unknown|unexpected|undeclared) (?:keyword )?(?:keys?|arguments?|propert(?:y|ies)|fields?|param(?:eter)?s?)\b/i,
+  /\badditional (?:propert(?:y|ies)|arguments?|keys?|fields?)\b/i,
+  /\bextra (?:inputs?|fields?|arguments?|keys?|propert(?:y|ies))\b/i,
+  /\bwas unexpected\b/i,
+  /"(?:path|instancePath)"\s*:\s*(?:\[\s*\]|"")/,
+  /"path"\s*:\s*\[\s*"params"\s*,\s*"arguments"\s*\]/,
+  /["'`]?\b(?:arguments|args|params|parameters|data|body|payload)\b["'`]?\s+(?:must|should)\s+(?:be|not)\b/i,
+  /["'`]?\binput\b["'`]?\s+must\s+(?:be|not)\b/i,
+  /\b(?:arguments|args|params|parameters)\s+(?:is|are)\s+(?:required|missing|not an? (?:object|dict|mapping|record))\b/i,
+  /\bexpected (?:object|record|dict), received \w+\b(?!\s+at\s)/i,
+];
+
+/**
+ * Names that are also ordinary words of error messages ("expected a number", "Invalid input",
+ * "Invalid value"): such a parameter is named only in a strong context (quoted, in a path, `at x`,
+ * `x:` or `x must` at the start of a clause, after "parameter"/"field"/…, or alone on a line).
+ */
+const WEAK_STOPWORDS = new Set([
+  'a', 'an', 'and', 'any', 'are', 'as', 'at', 'be', 'but', 'by', 'can', 'do', 'does', 'for', 'from', 'has', 'have',
+  'if', 'in', 'into', 'is', 'it', 'its', 'may', 'must', 'no', 'not', 'of', 'on', 'or', 'should', 'so', 'than', 'that',
+  'the', 'then', 'this', 'to', 'was', 'were', 'will', 'with', 'all', 'one', 'got', 'too', 'value', 'values', 'type',
+  'types', 'input', 'data', 'string', 'number', 'integer', 'boolean', 'object', 'array', 'null', 'undefined', 'true',
+  'false', 'error', 'errors', 'tool', 'required', 'invalid', 'missing', 'expected', 'received', 'field', 'property',
+  'argument', 'arguments', 'parameter', 'parameters', 'param', 'params', 'key', 'name', 'small', 'big', 'result',
+  'request', 'response', 'message', 'content', 'text',
+]);
+
+const QUOTES = new Set(['"', "'", '`']);
+/** Characters around a whole-word parameter name (SPEC section 4: delimiter context). Not `-`, `_` or `\`. */
+const DELIMITERS = new Set([' ', '\t', '\n', '\r', '\f', '\v', '"', "'", '`', '/', '.', ':', '[', ']', ',', '(', ')', '{', '}', ';', '=', '<', '>', '!', '?', '|']);
+const LABEL_BEFORE = /(?:parameter|param|argument|arg|field|property|key|option|attribute|variable)s?\s*[:=]?\s*['"`]?$/i;
+const SUBJECT_AFTER = /^\s+(?:is|are|must|should|cannot|can't|may|has|was|needs?|not)\b/i;
+/** Undici's fetch failure is a TypeError by class but a failed fetch by meaning. */
+const FETCH_TYPEERROR = /\bTypeError:?\s*(?:fetch failed|failed to fetch|network ?error)/gi;
+const VALUE_ERROR = /\bValueError\b/;
+
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * All text of a reply, for the leak scan and for secret-echo (SPEC section 4): `error.message` and
+ * `error.data` (JSON when not a string), then a result's `content[].text` (and embedded
+ * `resource.text`) joined by `\n`, then the JSON of `structuredContent`. A result that is not an
+ * object is given as JSON; a malformed reply gives the string values found in it, one a line.
+ * `''` for `hang` and `exited`.
+ */
+export function replyText(reply: Reply): string {
+  switch (reply.kind) {
+    case 'hang':
+    case 'exited':
+      return '';
+    case 'malformed':
+      return stringLeaves(reply.raw).join('\n');
+    case 'response': {
+      const parts: string[] = [];
+      if (reply.error !== undefined) {
+        parts.push(asText(reply.error.message));
+        if (reply.error.data !== undefined) parts.push(asText(reply.error.data));
+      }
+      if (reply.result !== undefined) {
+        const r = reply.result;
+        if (isRecord(r)) {
+          parts.push(contentText(r));
+          if (r.structuredContent !== undefined) parts.push(asText(r.structuredContent));
+        } else {
+          parts.push(asText(r));
+        }
+      }
+      return parts.filter((p) => p !== '').join('\n');
+    }
+  }
+}
+
+/**
+ * Classifies one reply to a probe (SPEC section 4). Exactly one class:
+ *
+ * - `hang`, `exited`: the reply kinds of the same names. `protocol-error`: a malformed reply, a
+ *   result that is not an object, or a result whose `content` is present and not an array.
+ * - An error (JSON-RPC error, or a result with `isError: true`) is read from its text
+ *   (`message` + `data`, or the content text), in this order:
+ *   1. a runtime error ({@link RUNTIME_ERROR_TERMS}) → `internal-error`, even when it names a
+ *      parameter: `KeyError: 'user_id'` or Python's `missing 1 required positional argument: 'x'`
+ *      is a crash of the handler, not a validation decision. A deliberate `throw new TypeError(…)`
+ *      is read the same way (known limit). Undici's `TypeError: fetch failed` is not a runtime error.
+ *   2. a `ValueError` is a rejection when the text after `ValueError:` names a parameter
+ *      (`ValueError: limit must be positive` → `rejected`), else `internal-error`
+ *      (`invalid literal for int()`).
+ *   3. the text names a declared parameter, or the root ({@link ROOT}: an undeclared key such as
+ *      `sm_unexpected`, an empty Ajv/zod path, `params.arguments`, "arguments must be an object"),
+ *      and uses the refusal vocabulary ({@link REFUSAL_TERMS}) → `rejected`.
+ *   4. JSON-RPC -32603 otherwise → `internal-error` (the root alone does not count for -32603: the
+ *      SDK's CallToolRequest ZodError is not a decision about the tool's parameters).
+ *   5. a failed fetch ({@link FETCH_FAILURE_TERMS}) → `lenient-downstream` (a parameter may be
+ *      mentioned, e.g. "url", but not as invalid).
+ *   6. anything else → `rejected-unnamed` (with or without refusal words: "Invalid arguments",
+ *      "Bad request", "Tool x not found", "boom").
+ * - A normal result (no `isError: true`) is judged from its first {@link TEXT_LIMIT} characters:
+ *   a runtime error → `internal-error` (a `ValueError` as in step 2, a named one being
+ *   `text-refusal`); refusal words naming a parameter → `text-refusal`; a failed fetch (codes and
+ *   "fetch failed", not the bare words timeout/TLS) → `lenient-downstream`; other refusal words →
+ *   `text-refusal`; else `accepted`.
+ *
+ * Parameter names are matched as whole words between delimiters (whitespace, quotes, `/ . : [ ] , ( ) { } ; =`),
+ * case-insensitively from two characters on; names that are ordinary words ("a", "to", "type",
+ * "value" …) need a strong context (quoted, a path, zod's `at x`, `x:` or `x must` at a clause start,
+ * after "parameter"/"field"/…, alone on a line). The tool name in "for tool X" and the
+ * meta keys of zod/Ajv issue JSON (`"code"`, `"expected"`, `"path"` …) are ignored.
+ *
+ * `named` lists the declared parameters (in declaration order, then `(root)`) that the deciding text
+ * names: for `rejected`, the ones named as invalid; for `internal-error`, `lenient-downstream` and
+ * `text-refusal`, all it mentions; `[]` otherwise. `leaks` is always {@link scanLeaks} of
+ * {@link replyText}. `notes` gets {@link SEP_1303_NOTE} for a JSON-RPC -32602 read as `rejected` or
+ * `rejected-unnamed` when the negotiated version is 2025-11-25 or later. Never throws.
+ */
+export function classifyReply(input: ClassifyInput): Classification {
+  const { reply } = input;
+  const declared = [...new Set(input.declaredParams.filter((p) => p !== ''))];
+  const leaks = scanLeaks(replyText(reply));
+  const out = (cls: ReplyClass, text: string, named: string[] = [], notes: string[] = []): Classification => ({
+    class: cls,
+    named,
+    leaks,
+    text: clip(text, TEXT_LIMIT),
+    notes,
+  });
+
+  switch (reply.kind) {
+    case 'hang':
+      return out('hang', '');
+    case 'exited':
+      return out('exited', '');
+    case 'malformed':
+      return out('protocol-error', reply.problem);
+    case 'response':
+      break;
+  }
+
+  if (reply.error !== undefined) {
+    const code = typeof reply.error.code === 'number' ? reply.error.code : undefined;
+    const text = [asText(reply.error.message), reply.error.data === undefined ? '' : asText(reply.error.data)]
+      .filter((p) => p !== '')
+      .join('\n');
+    const [cls, named] = readError(text, declared, code);
+    const notes: string[] = [];
+    if (
+      code === -32602 &&
+      (cls === 'rejected' || cls === 'rejected-unnamed') &&
+      input.protocolVersion !== undefined &&
+      input.protocolVersion >= SEP_1303_SINCE
+    ) {
+      notes.push(SEP_1303_NOTE);
+    }
+    return out(cls, text, named, notes);
+  }
+
+  const result = reply.result;
+  if (!isRecord(result)) return out('protocol-error', `result is ${describe(result)}, not an object`);
+  if ('content' in result && !Array.isArray(result.content)) {
+    return out('protocol-error', `result.content is ${describe(result.content)}, not an array`);
+  }
+  let text = contentText(result);
+  if (text === '' && result.structuredContent !== undefined) text = asText(result.structuredContent);
+  if (result.isError === true) {
+    const [cls, named] = readError(text, declared, undefined);
+    return out(cls, text, named);
+  }
+  const [cls, named] = readResult(clip(text, TEXT_LIMIT), declared);
+  return out(cls, text, named);
+}
+
+/** Steps 1–6 of {@link classifyReply} for an error text. */
+function readError(full: string, declared: string[], code: number | undefined): [ReplyClass, string[]] {
+  const text = full.length > CLASSIFY_MAX_CHARS ? full.slice(0, CLASSIFY_MAX_CHARS) : full;
+  const mentioned = mentions(text, declared);
+  if (hasRuntimeError(text)) return ['internal-error', mentioned];
+
+  let namedInvalid: string[];
+  const valueError = VALUE_ERROR.test(text);
+  if (valueError) namedInvalid = mentions(valueErrorMessages(text), declared);
+  else namedInvalid = matchesAny(text, REFUSAL_TERMS, 'error') ? mentioned : [];
+  if (code === -32603) namedInvalid = namedInvalid.filter((n) => n !== ROOT);
+
+  if (namedInvalid.length > 0) return ['rejected', namedInvalid];
+  if (valueError || code === -32603) return ['internal-error', mentioned];
+  if (matchesAny(text, FETCH_FAILURE_TERMS, 'error')) return ['lenient-downstream', mentioned];
+  return ['rejected-unnamed', []];
+}
+
+/** The normal-result branch of {@link classifyReply}, on the head of the result text. */
+function readResult(head: string, declared: string[]): [ReplyClass, string[]] {
+  const mentioned = mentions(head, declared);
+  if (hasRuntimeError(head)) return ['internal-error', mentioned];
+  if (VALUE_ERROR.test(head)) {
+    const named = mentions(valueErrorMessages(head), declared);
+    return named.length > 0 ? ['text-refusal', named] : ['internal-error', mentioned];
+  }
+  const refusal = matchesAny(head, REFUSAL_TERMS, 'result');
+  if (refusal && mentioned.length > 0) return ['text-refusal', mentioned];
+  if (matchesAny(head, FETCH_FAILURE_TERMS, 'result')) return ['lenient-downstream', mentioned];
+  if (refusal) return ['text-refusal', mentioned];
+  return ['accepted', []];
+}
+
+function hasRuntimeError(text: string): boolean {
+  return matchesAny(text.replace(FETCH_TYPEERROR, ' '), RUNTIME_ERROR_TERMS, 'error');
+}
+
+function matchesAny(text: string, terms: readonly VocabularyTerm[], channel: 'error' | 'result'): boolean {
+  return terms.some((t) => (t.only === undefined || t.only === channel) && t.pattern.test(text));
+}
+
+/** The messages of the `ValueError:` lines (what follows the colon, to the end of the line). */
+function valueErrorMessages(text: string): string {
+  const out: string[] = [];
+  const re = /\bValueError\b:?([^\n]*)/g;
+  for (let m = re.exec(text); m !== null; m = re.exec(text)) out.push(m[1] ?? '');
+  return out.join('\n');
+}
+
+// --- parameter names --------------------------------------------------------------------------
+
+/** Declared parameters (and the root) the text names, in declaration order, `(root)` last. */
+function mentions(text: string, declared: string[]): string[] {
+  const prepared = forNames(text);
+  const found = declared.filter((name) => namesParam(prepared, name));
+  if (ROOT_PATTERNS.some((re) => re.test(text))) found.push(ROOT);
+  return found;
+}
+
+/**
+ * Removes what would make a parameter look named when it is not: the tool name ("for tool add:",
+ * "Tool x not found"), pydantic's model name, and the meta keys of zod/Ajv issue JSON (with the
+ * values of the ones that hold codes and type names, e.g. `"expected":"number"`).
+ */
+function forNames(text: string): string {
+  return text
+    .replace(/\btool\s+(?=(['"`]?[\w.\-/]+['"`]?))\1(?=\s*(?::|\n|$)|\s+(?:not found|is disabled|disabled|failed|error))/gi, 'tool')
+    .replace(/\bvalidation errors? for (?=([\w.]+))\1/gi, 'validation error')
+    .replace(/"(?:code|expected|received|keyword|schemaPath|origin|format|validation|type|inclusive|exact|minimum|maximum)"\s*:\s*(?:"(?:[^"\\\n]|\\.)*"|[^,}\]\n]*)/g, ' ')
+    .replace(/"(?:path|instancePath|message|params|keys|errors|issues|missingProperty|additionalProperty|unionErrors|note|values|options|error|details)"\s*:/g, ' ');
+}
+
+/** Whether `text` names parameter `name` as a whole word in a context that counts (see classifyReply). */
+function namesParam(text: string, name: string): boolean {
+  const fold = name.length >= 2;
+  const hay = fold ? text.toLowerCase() : text;
+  const needle = fold ? name.toLowerCase() : name;
+  const weakOk = !WEAK_STOPWORDS.has(name.toLowerCase());
+  for (let i = hay.indexOf(needle); i !== -1; i = hay.indexOf(needle, i + 1)) {
+    const j = i + needle.length;
+    const before = hay[i - 1];
+    const after = hay[j];
+    if (!isDelimiter(before) || !isDelimiter(after)) continue;
+    // A contraction ("don't", "it's") is not a quote.
+    if (before === "'" && isLetter(hay[i - 2])) continue;
+    if (weakOk || strongContext(hay, i, j)) return true;
+  }
+  return false;
+}
+
+function strongContext(t: string, i: number, j: number): boolean {
+  const before = t[i - 1];
+  const after = t[j];
+  if (before !== undefined && QUOTES.has(before) && after === before) return true;
+  if (before === '/' || before === '[' || after === '[') return true;
+  if (before === '.' && isIdent(t[i - 2])) return true;
+  if (after === '.' && isIdent(t[j + 1])) return true;
+  // zod: "… received string at a", end of issue.
+  if (t.slice(i - 3, i) === 'at ' && !isIdent(t[i - 4]) && (after === undefined || '\n\r,;).'.includes(after))) return true;
+  if (clauseStart(t, i) && (after === ':' || SUBJECT_AFTER.test(t.slice(j, j + 12)))) return true;
+  if (LABEL_BEFORE.test(t.slice(Math.max(0, i - 40), i))) return true;
+  return aloneOnLine(t, i, j);
+}
+
+/** pydantic puts the field alone on its own line ("a\n  Input should be …"); looks 40 characters each way at most. */
+function aloneOnLine(t: string, i: number, j: number): boolean {
+  let k = i - 1;
+  for (; k >= 0 && i - k <= 40 && t[k] !== '\n'; k--) if (t[k] !== ' ' && t[k] !== '\t' && t[k] !== '\r') return false;
+  if (k >= 0 && t[k] !== '\n') return false;
+  let m = j;
+  for (; m < t.length && m - j <= 40 && t[m] !== '\n'; m++) if (t[m] !== ' ' && t[m] !== '\t' && t[m] !== '\r') return false;
+  return m >= t.length || t[m] === '\n';
+}
+
+/** At the start of the text, of a line, or after `, ; : ( { [ -` (an issue list, "Error: x must …"). */
+function clauseStart(t: string, i: number): boolean {
+  let k = i - 1;
+  let skipped = false;
+  while (k >= 0 && i - k <= 40 && (t[k] === ' ' || t[k] === '\t')) {
+    k--;
+    skipped = true;
+  }
+  if (k < 0) return true;
+  const c = t[k] as string;
+  if ('\n\r,;:({[•*'.includes(c)) return true;
+  return skipped && (c === '-' || c === '.');
+}
+
+function isDelimiter(ch: string | undefined): boolean {
+  return ch === undefined || DELIMITERS.has(ch) || /\s/.test(ch);
+}
+function isIdent(ch: string | undefined): boolean {
+  return ch !== undefined && /[A-Za-z0-9_$]/.test(ch);
+}
+function isLetter(ch: string | undefined): boolean {
+  return ch !== undefined && /[A-Za-z]/.test(ch);
+}
+
+// --- leak scan ---------------------------------------------------------------------------------
+
+/**
+ * Scans a reply's text for leaked internals (SPEC section 4, {@link LEAK_PATTERNS}): Python
+ * tracebacks and frames, JavaScript stack frames, package paths with a line number, Windows user
+ * and system paths, Unix home paths with a `:line` suffix (a bare home path does not count).
+ *
+ * One {@link Leak} per pattern per distinct line, the line trimmed to 200 characters, in order of
+ * appearance. Linear-time on any input: only the first {@link LEAK_SCAN_MAX_CHARS} characters are
+ * read, lines longer than {@link LEAK_SCAN_MAX_LINE} characters are skipped, and every pattern runs
+ * on one line. A line that carries JSON-escaped text (structuredContent, `error.data` objects) is
+ * split at its `\n` escapes and unescaped first, so each frame is quoted on its own.
+ */
+export function scanLeaks(text: string): Leak[] {
+  const src = text.length > LEAK_SCAN_MAX_CHARS ? text.slice(0, LEAK_SCAN_MAX_CHARS) : text;
+  const leaks: Leak[] = [];
+  const seen = new Set<string>();
+  for (const physical of src.split(/\r\n|\r|\n/)) {
+    for (const line of logicalLines(physical)) {
+      if (line.length > LEAK_SCAN_MAX_LINE || line.trim() === '') continue;
+      for (const p of LEAK_PATTERNS) {
+        if (!p.regex.test(line)) continue;
+        const quoted = clip(line, LEAK_LINE_LIMIT);
+        const key = `${p.pattern}\u0000${quoted}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        leaks.push({ pattern: p.pattern, line: quoted });
+      }
+    }
+  }
+  return leaks;
+}
+
+/** A physical line, or the unescaped pieces of a JSON-escaped one. */
+function logicalLines(physical: string): string[] {
+  const escaped = physical.includes('"') && (physical.includes('\\n') || physical.includes('\\"'));
+  if (!escaped) return [physical];
+  return physical
+    .split(/(?<!\\)\\[rn]/)
+    .map((s) => s.replace(/\\(["\\/])/g, '$1').replace(/\\t/g, ' ').replace(/"[}\],\s]*$/, ''));
+}
+
+// --- helpers -----------------------------------------------------------------------------------
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** `content[].text` (and embedded `resource.text`) joined by `\n`. */
+function contentText(result: Record<string, unknown>): string {
+  if (!Array.isArray(result.content)) return '';
+  const texts: string[] = [];
+  for (const item of result.content as unknown[]) {
+    if (!isRecord(item)) continue;
+    if (typeof item.text === 'string') texts.push(item.text);
+    else if (isRecord(item.resource) && typeof item.resource.text === 'string') texts.push(item.resource.text);
+  }
+  return texts.join('\n');
+}
+
+function asText(v: unknown): string {
+  if (typeof v === 'string') return v;
+  if (v === undefined) return '';
+  try {
+    return JSON.stringify(v) ?? String(v);
+  } catch {
+    return String(v);
+  }
+}
+
+/** String values inside a JSON value, depth-first (bounded, for malformed replies). */
+function stringLeaves(v: unknown, depth = 0, out: string[] = []): string[] {
+  if (out.length >= 10_000 || depth > 32) return out;
+  if (typeof v === 'string') out.push(v);
+  else if (Array.isArray(v)) for (const x of v) stringLeaves(x, depth + 1, out);
+  else if (isRecord(v)) for (const x of Object.values(v)) stringLeaves(x, depth + 1, out);
+  return out;
+}
+
+function describe(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  return typeof v === 'undefined' ? 'missing' : `a ${typeof v}`;
+}
+
+function clip(s: string, n: number): string {
+  const t = s.trim();
+  return t.length > n ? t.slice(0, n) : t;
+}

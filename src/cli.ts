@@ -1,0 +1,91 @@
+/**
+ * argv → command → exit code. The only place that calls process.exit (STYLE).
+ * Exit codes (SPEC section 2): 0 at or above the gate; 1 below it; 2 usage or config error;
+ * 3 the target could not be audited.
+ */
+import { Command, CommanderError, Option } from 'commander';
+import { runAudit } from './commands/audit.js';
+import { runCall } from './commands/call.js';
+import { runExplain, runListChecks } from './commands/explain.js';
+import { UsageError } from './commands/common.js';
+import { ConfigError } from './config/schema.js';
+import { VERSION } from './version.js';
+
+function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+/** Parses argv and runs the command; resolves to the exit code. Never throws. */
+export async function main(argv: string[]): Promise<number> {
+  const program = new Command();
+  let code = 0;
+  program
+    .name('sealmark')
+    .description('Grades MCP servers: calls their tools the way careless callers do and judges the replies.')
+    .version(VERSION, '-V, --version')
+    .exitOverride()
+    .configureOutput({ writeErr: (s) => process.stderr.write(s), writeOut: (s) => process.stdout.write(s) });
+
+  program
+    .command('audit')
+    .description('Start a stdio MCP server and audit it: sealmark audit [options] -- <command> [args…]')
+    .argument('[command...]', 'the server command and its arguments, after --')
+    .option('--demo', 'audit the bundled demo server (planted flaws)')
+    .option('--config <file>', 'config file (default: sealmark.config.json/.yaml found upward)')
+    .addOption(new Option('--format <format>', 'report format').choices(['text', 'json']).default('text'))
+    .option('--output <file>', 'write the report to a file instead of stdout')
+    .option('--transcript <file.jsonl>', 'write every JSON-RPC message both ways as JSON lines')
+    .option('--timeout-probe <sec>', 'seconds a probe call may take (timeout_probe_sec)')
+    .option('--fail-under <grade>', 'exit 1 when the grade is below this letter (A-F) or percent')
+    .option('--only <checks>', 'run only these checks (comma-separated ids)')
+    .option('--skip <checks>', 'skip these checks (comma-separated ids)')
+    .option('--env <KEY=VALUE>', 'environment variable for the server (repeatable)', collect, [])
+    .option('--quiet', 'no progress line')
+    .option('--verbose', 'show informational findings and notes')
+    .option('--no-color', 'no colour in text output')
+    .action(async (command: string[], opts) => {
+      code = await runAudit(command, opts);
+    });
+
+  program
+    .command('call')
+    .description('Replay one tools/call against a stdio server: sealmark call --tool <name> --args <json> -- <command> [args…]')
+    .argument('[command...]', 'the server command and its arguments, after --')
+    .requiredOption('--tool <name>', 'tool to call')
+    .option('--args <json>', 'the arguments object as JSON (omit to send no arguments member)')
+    .option('--timeout-probe <sec>', 'seconds to wait for the reply', '10')
+    .option('--env <KEY=VALUE>', 'environment variable for the server (repeatable)', collect, [])
+    .action(async (command: string[], opts) => {
+      code = await runCall(command, opts);
+    });
+
+  program
+    .command('explain')
+    .description("Print a check's documentation; without an id, list all checks")
+    .argument('[check-id]')
+    .action((id: string | undefined) => {
+      code = runExplain(id);
+    });
+
+  program
+    .command('list-checks')
+    .description('List checks: id, pack, weight, title')
+    .action(() => {
+      code = runListChecks();
+    });
+
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return code;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      return err.exitCode === 0 ? 0 : 2;
+    }
+    if (err instanceof ConfigError || err instanceof UsageError) {
+      process.stderr.write(`sealmark: ${err.message}\n`);
+      return 2;
+    }
+    process.stderr.write(`sealmark: internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    return 2;
+  }
+}

@@ -1,0 +1,60 @@
+/**
+ * `sealmark call --tool <name> --args '<json>' -- <command>`: replays one tools/call (the repro
+ * line of every finding) and prints what was sent, the raw reply and its class (SPEC section 4).
+ */
+import { serverEnv } from '../audit.js';
+import { classifyReply } from '../classify.js';
+import { defaultConfig } from '../config/defaults.js';
+import { propertiesOf } from '../schema.js';
+import { Session } from '../target/session.js';
+import { UsageError, parseEnvList, parseSeconds, requireCommand } from './common.js';
+
+export interface CallCliOptions {
+  tool: string;
+  args?: string;
+  timeoutProbe?: string;
+  env?: string[];
+}
+
+/** Runs the call; resolves to 0 when a reply (of any class) was read, 3 when the server could not be reached. */
+export async function runCall(command: string[], opts: CallCliOptions): Promise<number> {
+  const target = requireCommand(command, "sealmark call --tool <name> --args '<json>' -- <command> [args…]");
+  let args: unknown;
+  if (opts.args !== undefined) {
+    try {
+      args = JSON.parse(opts.args);
+    } catch (err) {
+      throw new UsageError(`--args is not JSON: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  const timeoutMs = (parseSeconds('--timeout-probe', opts.timeoutProbe) ?? 10) * 1000;
+  const config = defaultConfig();
+  const opened = await Session.open(
+    { command: target[0], args: target.slice(1), env: serverEnv(config, parseEnvList(opts.env)) },
+    { initTimeoutMs: config.timeout_init_sec * 1000 },
+  );
+  if (!(opened instanceof Session)) {
+    process.stderr.write(`sealmark: the target could not be audited: ${opened.message}\n`);
+    return 3;
+  }
+  try {
+    const listing = await opened.listTools(timeoutMs);
+    const tool = listing.tools.find((t) => (t as { name?: unknown })?.name === opts.tool) as { inputSchema?: unknown } | undefined;
+    const params: Record<string, unknown> = { name: opts.tool };
+    if (args !== undefined) params.arguments = args;
+    const ex = await opened.request('tools/call', params, timeoutMs);
+    const cl = classifyReply({ reply: ex.reply, declaredParams: propertiesOf(tool?.inputSchema).map((p) => p.name), protocolVersion: opened.handshake.protocolVersion });
+    const out: string[] = [];
+    out.push(`protocol ${opened.handshake.protocolVersion ?? '?'}${tool ? '' : `  (note: ${opts.tool} is not in tools/list)`}`);
+    out.push(`sent     ${ex.sent}`);
+    const r = ex.reply;
+    out.push(`reply    ${r.kind === 'response' || r.kind === 'malformed' ? JSON.stringify(r.raw) : r.kind === 'hang' ? `no reply within ${r.waitedMs} ms` : 'the server exited'}`);
+    out.push(`class    ${cl.class}`);
+    for (const l of cl.leaks) out.push(`leak     ${l.pattern}: ${l.line}`);
+    for (const n of cl.notes) out.push(`note     ${n}`);
+    process.stdout.write(out.join('\n') + '\n');
+    return 0;
+  } finally {
+    await opened.close();
+  }
+}

@@ -1,0 +1,58 @@
+/** Helpers shared by the commands: usage errors, option parsing, config resolution. */
+import { loadConfig, mergeCliOverrides } from '../config/load.js';
+import { configRegistry } from '../config/defaults.js';
+import type { ResolvedConfig } from '../config/schema.js';
+
+/** A mistake on the command line (exit code 2). */
+export class UsageError extends Error {}
+
+/** Parses repeated `--env KEY=VALUE` options. Throws UsageError for an entry without `=`. */
+export function parseEnvList(list: string[] | undefined): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const entry of list ?? []) {
+    const eq = entry.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--env ${JSON.stringify(entry)}: expected KEY=VALUE`);
+    env[entry.slice(0, eq)] = entry.slice(eq + 1);
+  }
+  return env;
+}
+
+/** Parses a seconds option: a positive number. Throws UsageError naming the flag. */
+export function parseSeconds(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!/^\d+(\.\d+)?$/.test(value.trim()) || !Number.isFinite(n) || n <= 0) {
+    throw new UsageError(`${flag} ${JSON.stringify(value)}: expected a positive number of seconds`);
+  }
+  return n;
+}
+
+/** Splits a comma-separated list option. */
+export function parseList(value: string | undefined): string[] | undefined {
+  return value === undefined ? undefined : value.split(',').map((s) => s.trim());
+}
+
+/**
+ * The config for a run: the file (`--config`, else found upward from `cwd`), then flags.
+ * Throws ConfigError (exit 2) naming the key.
+ */
+export function resolveConfig(opts: { config?: string; timeoutProbe?: string; only?: string; skip?: string; env?: string[] }, cwd: string): ResolvedConfig {
+  const registry = configRegistry();
+  const base = loadConfig({ path: opts.config, cwd, registry });
+  return mergeCliOverrides(
+    base,
+    {
+      timeout_probe_sec: parseSeconds('--timeout-probe', opts.timeoutProbe),
+      only: parseList(opts.only),
+      skip: parseList(opts.skip),
+      env: parseEnvList(opts.env),
+    },
+    registry,
+  );
+}
+
+/** Requires a server command after `--`. */
+export function requireCommand(command: string[], usage: string): [string, ...string[]] {
+  if (command.length === 0 || !command[0]) throw new UsageError(`no server command given. Usage: ${usage}`);
+  return command as [string, ...string[]];
+}

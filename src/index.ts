@@ -1,0 +1,21 @@
+/**
+ * sealmark's library entry (SPEC section 9): the same engine as the CLI, typed, returning the
+ * JSON report object so a server's own test suite can assert on it.
+ *
+ * ```ts
+ * import { audit } from 'sealmark';
+ * const report = await audit({ command: 'node', args: ['server.js'] });
+ * ```
+ */
+export { audit, type AuditOptions } from './audit.js';
+export { checks, checkById } from './checks/index.js';
+export type { Check, CheckMeta } from './checks/check.js';
+export { classifyReply, scanLeaks } from './classify.js';
+export { defaultConfig } from './config/defaults.js';
+export { loadConfig } from './config/load.js';
+export { ConfigError, type ResolvedConfig } from './config/schema.js';
+export { REPORT_SCHEMA_VERSION, type Report, type ReportCheck, type ReportCall } from './report/build.js';
+export { renderText } from './report/reporters/text.js';
+export { renderJson } from './report/reporters/json.js';
+export type { Classification, Finding, ReplyClass, Verdict, CheckResult, PackId, Weight } from './types.js';
+export { VERSION, METHODOLOGY_VERSION } from './version.js';

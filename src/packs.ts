@@ -1,0 +1,16 @@
+/**
+ * Packs: groups of checks scored together (SPEC sections 1 and 6). A check's own `meta.pack`
+ * must agree with this table (a test checks it).
+ */
+import type { PackId } from './types.js';
+
+export interface PackInfo {
+  id: PackId;
+  title: string;
+  /** Check ids in the pack, in report order. Checks of later milestones are listed when they land. */
+  checks: string[];
+}
+
+export const packs: readonly PackInfo[] = [
+  { id: 'core', title: 'Core protocol and input hygiene', checks: ['handshake', 'robust-input', 'protocol-errors', 'tool-schemas'] },
+];

@@ -1,0 +1,61 @@
+/**
+ * Records calls for every gatherer in one ordered list, classifying replies to tools/call with the
+ * one classifier (SPEC section 4).
+ */
+import { classifyReply } from '../classify.js';
+import type { Session } from '../target/session.js';
+import type { Exchange } from '../target/wire.js';
+import type { ProbeCall } from '../types.js';
+
+/** Progress of a run, for the TTY progress line. */
+export interface Progress {
+  phase: string;
+  tool?: string;
+  /** 1-based index of the tool in flight, and how many there are. */
+  toolIndex?: number;
+  toolCount?: number;
+  calls: number;
+}
+
+export class Recorder {
+  readonly calls: ProbeCall[] = [];
+
+  constructor(
+    readonly session: Session,
+    private readonly onProgress?: (p: Progress) => void,
+  ) {}
+
+  /** Appends a call made outside {@link Recorder.toolCall} (liveness, protocol probes). */
+  add(probe: string, exchange: Exchange, extra: Partial<ProbeCall> = {}): ProbeCall {
+    const call: ProbeCall = { seq: this.calls.length + 1, probe, exchange, ...extra };
+    this.calls.push(call);
+    return call;
+  }
+
+  /**
+   * Sends `tools/call` for `tool` with `args` (omitted from params when `undefined`), waits up to
+   * `timeoutMs` (ms) and records the call, classified against `declaredParams`.
+   */
+  async toolCall(
+    probe: string,
+    tool: string,
+    args: unknown,
+    timeoutMs: number,
+    declaredParams: string[],
+    extra: Partial<ProbeCall> = {},
+  ): Promise<ProbeCall> {
+    const params: Record<string, unknown> = { name: tool };
+    if (args !== undefined) params.arguments = args;
+    const exchange = await this.session.request('tools/call', params, timeoutMs);
+    const classification = classifyReply({
+      reply: exchange.reply,
+      declaredParams,
+      protocolVersion: this.session.handshake.protocolVersion,
+    });
+    return this.add(probe, exchange, { tool, arguments: args, classification, ...extra });
+  }
+
+  progress(p: Omit<Progress, 'calls'>): void {
+    this.onProgress?.({ ...p, calls: this.calls.length });
+  }
+}

@@ -1,0 +1,202 @@
+/**
+ * The robust-input gatherer: sends schema-invalid arguments to each tool, the way a model that
+ * guesses does, and records every call (seed "Survives malformed tool input"; SPEC section 5).
+ *
+ * Each probe's arguments are re-validated with Ajv against the tool's own inputSchema before they
+ * are sent; a value the schema would accept is never sent, so a server is never called lenient for
+ * accepting valid input (STYLE, the Schemathesis lesson).
+ */
+import { compileSchema, forbidsExtra, propertiesOf, requiredOf, type PropertyInfo } from '../schema.js';
+import {
+  OBJECT_FOR_STRING,
+  UNEXPECTED_KEY,
+  UNEXPECTED_VALUE,
+  sampleValid,
+  wrongTypeFor,
+} from '../values.js';
+import type { ResolvedConfig } from '../config/schema.js';
+import type { RobustRun, RobustToolRun } from '../checks/check.js';
+import type { ListedTool } from '../types.js';
+import type { Recorder } from './recorder.js';
+
+/** One planned invalid call. `args` undefined = the `arguments` member is omitted. */
+interface PlannedProbe {
+  probe: string;
+  args: unknown;
+  /** What the probe breaks: a property name, or `(root)`. */
+  target: string;
+}
+
+/** Hangs after which probing stops (SPEC section 3, step 3). */
+export const MAX_HANGS = 3;
+
+/** The hang limit in ms: `checks.robust-input.hang_ms`, else max(2000, timeout_probe_sec × 1000). */
+export function hangLimitMs(config: ResolvedConfig): number {
+  const own = config.checks['robust-input']?.hang_ms;
+  if (typeof own === 'number') return own;
+  return Math.max(2000, config.timeout_probe_sec * 1000);
+}
+
+/** Most tools probed: `checks.robust-input.max_tools` (25 by default). */
+export function maxTools(config: ResolvedConfig): number {
+  const own = config.checks['robust-input']?.max_tools;
+  return typeof own === 'number' ? own : 25;
+}
+
+/**
+ * Plans the invalid calls for one tool, in the seed's order, each proven invalid by Ajv.
+ * Returns the plan and, for a tool that gets none, why.
+ */
+export function planProbes(tool: ListedTool): { plan: (PlannedProbe & { invalidBecause: string[] })[]; skipped?: string; needsProbe?: boolean; readOnlyNoArgs?: boolean } {
+  const compiled = compileSchema(tool.inputSchema);
+  const props = propertiesOf(tool.inputSchema);
+  if (!compiled.ok) return { plan: [], skipped: `inputSchema does not compile: ${compiled.error}` };
+  if (props.length === 0) {
+    if (tool.annotations?.readOnlyHint === true) return { plan: [], readOnlyNoArgs: true };
+    return { plan: [], skipped: 'no arguments and not declared readOnlyHint: true', needsProbe: true };
+  }
+  const typed = props.filter((p) => p.types.length > 0);
+  const required = requiredOf(tool.inputSchema);
+  const wrong = assign(typed, wrongTypeFor);
+  const nulls = assign(typed.filter((p) => !p.types.includes('null')), () => null);
+  const strings = typed.filter((p) => p.types.includes('string') && !p.types.includes('object'));
+  const nestedArrays = props.filter((p) => p.required && p.itemObject);
+  const candidates: PlannedProbe[] = [];
+  if (required.length > 0) candidates.push({ probe: 'missing-required', args: {}, target: required.join(',') });
+  if (Object.keys(wrong).length > 0) candidates.push({ probe: 'wrong-types', args: wrong, target: Object.keys(wrong).join(',') });
+  if (Object.keys(nulls).length > 0) candidates.push({ probe: 'nulls', args: nulls, target: Object.keys(nulls).join(',') });
+  if (Object.keys(wrong).length > 0) {
+    candidates.push({ probe: 'extra-argument', args: { ...wrong, [UNEXPECTED_KEY]: UNEXPECTED_VALUE }, target: `${Object.keys(wrong).join(',')},${UNEXPECTED_KEY}` });
+  }
+  if (strings.length > 0) {
+    candidates.push({ probe: 'string-as-object', args: assign(strings, () => OBJECT_FOR_STRING), target: strings.map((p) => p.name).join(',') });
+  }
+  const valid = validArgs(tool);
+  if (nestedArrays.length > 0) {
+    candidates.push({
+      probe: 'nested-string',
+      args: { ...(valid ?? {}), ...assign(nestedArrays, () => 'not-a-valid-value') },
+      target: nestedArrays.map((p) => p.name).join(','),
+    });
+    const withItemRequired = nestedArrays.filter((p) => requiredOf(p.itemObject).length > 0);
+    if (withItemRequired.length > 0) {
+      const args: Record<string, unknown> = { ...(valid ?? {}) };
+      for (const p of withItemRequired) {
+        const item = sampleValid(p.itemObject) as Record<string, unknown>;
+        delete item[requiredOf(p.itemObject)[0]!];
+        args[p.name] = [item];
+      }
+      candidates.push({ probe: 'nested-item', args, target: withItemRequired.map((p) => `${p.name}[0]`).join(',') });
+    }
+  }
+  if (required.length > 0) candidates.push({ probe: 'no-arguments', args: undefined, target: '(root)' });
+  if (forbidsExtra(tool.inputSchema) && valid) {
+    candidates.push({ probe: 'extra-only', args: { ...valid, [UNEXPECTED_KEY]: UNEXPECTED_VALUE }, target: UNEXPECTED_KEY });
+  }
+  const plan = candidates
+    .map((c) => ({ ...c, invalidBecause: compiled.validate(c.args === undefined ? {} : c.args) }))
+    .filter((c) => c.invalidBecause.length > 0);
+  if (plan.length === 0) {
+    const untypedOnly = typed.length === 0;
+    return {
+      plan,
+      skipped: untypedOnly ? 'only untyped properties (any value might be valid)' : 'no invalid value could be built',
+      needsProbe: true,
+    };
+  }
+  return { plan };
+}
+
+/** Valid arguments for the tool (required properties sampled), if Ajv accepts them. */
+function validArgs(tool: ListedTool): Record<string, unknown> | undefined {
+  const compiled = compileSchema(tool.inputSchema);
+  if (!compiled.ok) return undefined;
+  const v = sampleValid({ ...(tool.inputSchema as object), type: 'object' });
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
+  return compiled.validate(v).length === 0 ? (v as Record<string, unknown>) : undefined;
+}
+
+function assign(props: PropertyInfo[], value: (p: PropertyInfo) => unknown): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const p of props) {
+    const v = value(p);
+    if (v !== undefined) out[p.name] = v;
+  }
+  return out;
+}
+
+/**
+ * Runs robust-input over the listed tools: the planned invalid calls, a liveness `tools/list`
+ * after each tool's last probe and after any protocol error, the read-only no-argument valid call,
+ * then the user's `probes:` entries. Stops after {@link MAX_HANGS} hangs or when the server is gone.
+ */
+export async function gatherRobustInput(rec: Recorder, tools: ListedTool[], config: ResolvedConfig): Promise<RobustRun> {
+  const hangMs = hangLimitMs(config);
+  const skip = new Set(config.skip_tools);
+  const eligible = tools.filter((t) => !skip.has(t.name));
+  const limit = maxTools(config);
+  const chosen = eligible.slice(0, limit);
+  const run: RobustRun = { tools: [], beyondMaxTools: eligible.slice(limit).map((t) => t.name) };
+  const userProbeTools = new Set(config.probes.map((p) => p.tool));
+  let hangs = 0;
+
+  const stop = (reason: 'three-hangs' | 'server-gone', from: number) => {
+    run.stopped = { reason, notReached: chosen.slice(from).map((t) => t.name) };
+  };
+  const liveness = async (tool: string) => {
+    const { alive, exchange } = await rec.session.alive(hangMs);
+    rec.add('liveness', exchange, { tool });
+    return alive;
+  };
+
+  toolLoop: for (let i = 0; i < chosen.length; i++) {
+    const tool = chosen[i]!;
+    rec.progress({ phase: 'robust-input', tool: tool.name, toolIndex: i + 1, toolCount: chosen.length });
+    const planned = planProbes(tool);
+    const entry: RobustToolRun = { tool: tool.name, probes: [] };
+    run.tools.push(entry);
+    if (planned.skipped) entry.skipped = planned.skipped;
+    if (planned.needsProbe && !userProbeTools.has(tool.name)) entry.needsProbe = true;
+    const declared = propertiesOf(tool.inputSchema).map((p) => p.name);
+    const calls = planned.readOnlyNoArgs ? [{ probe: 'read-only-no-args', args: {}, target: '', invalidBecause: [] as string[] }] : planned.plan;
+    for (const p of calls) {
+      const call = await rec.toolCall(p.probe, tool.name, p.args, hangMs, declared, {
+        target: p.target || undefined,
+        invalidBecause: p.invalidBecause.length > 0 ? p.invalidBecause : undefined,
+      });
+      entry.probes.push(p.probe);
+      const cls = call.classification?.class;
+      if (cls === 'exited' || rec.session.exited) {
+        stop('server-gone', i + 1);
+        break toolLoop;
+      }
+      if (cls === 'hang' && ++hangs >= MAX_HANGS) {
+        stop('three-hangs', i + 1);
+        break toolLoop;
+      }
+      if (cls === 'protocol-error' && !(await liveness(tool.name))) {
+        stop('server-gone', i + 1);
+        break toolLoop;
+      }
+    }
+    if (calls.length > 0 && !(await liveness(tool.name))) {
+      stop('server-gone', i + 1);
+      break;
+    }
+  }
+
+  if (!run.stopped) {
+    for (const up of config.probes) {
+      if (skip.has(up.tool)) continue;
+      const tool = tools.find((t) => t.name === up.tool);
+      const declared = tool ? propertiesOf(tool.inputSchema).map((p) => p.name) : [];
+      rec.progress({ phase: 'probes', tool: up.tool });
+      const call = await rec.toolCall('user-probe', up.tool, up.arguments, hangMs, declared);
+      if (call.classification?.class === 'exited' || rec.session.exited) {
+        run.stopped = { reason: 'server-gone', notReached: [] };
+        break;
+      }
+    }
+  }
+  return run;
+}

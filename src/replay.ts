@@ -1,0 +1,22 @@
+/**
+ * Replay lines: every finding that comes from a call ends with a command that repeats it
+ * (STYLE, the Schemathesis lesson), e.g.
+ * `sealmark call --tool search --args '{"q":12345}' -- node server.js`.
+ */
+
+/** Quotes one word for a POSIX shell: bare when it is safe, else in single quotes. */
+export function shellQuote(word: string): string {
+  if (word !== '' && /^[A-Za-z0-9_@%+=:,./-]+$/.test(word)) return word;
+  return `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * The `sealmark call` line for a tools/call of `tool` with `args` (the `--args` flag is left out
+ * when the call omitted `arguments`), against the stdio command `command`.
+ */
+export function replayLine(tool: string, args: unknown, command: string[]): string {
+  const parts = ['sealmark', 'call', '--tool', shellQuote(tool)];
+  if (args !== undefined) parts.push('--args', shellQuote(JSON.stringify(args)));
+  parts.push('--', ...command.map(shellQuote));
+  return parts.join(' ');
+}

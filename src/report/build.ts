@@ -1,0 +1,172 @@
+/**
+ * Builds the versioned report object (SPEC section 8). Reporters render it and know nothing of how
+ * it was produced; `sealmark report` (later) re-renders a saved one. The JSON schema is documented
+ * in docs/report-schema.md; bump {@link REPORT_SCHEMA_VERSION} on any incompatible change.
+ */
+import { checkById } from '../checks/index.js';
+import type { Artifacts } from '../checks/check.js';
+import type { ResolvedConfig } from '../config/schema.js';
+import { nonStandardKeysOf } from '../config/defaults.js';
+import { packs } from '../packs.js';
+import { grade, type CoverageLevel, type Grade } from '../scoring.js';
+import type { CheckResult, Finding, PackId, ProbeCall, Severity, Weight } from '../types.js';
+import { METHODOLOGY_VERSION, VERSION } from '../version.js';
+
+/** Version of the report's JSON shape. */
+export const REPORT_SCHEMA_VERSION = 1;
+
+/** A check's result with the data a reader needs beside it. */
+export interface ReportCheck extends CheckResult {
+  title: string;
+  pack: PackId;
+  weight: Weight;
+  severity: Severity;
+}
+
+/** One call as kept in the report: what was sent, what came back, what it meant. */
+export interface ReportCall {
+  seq: number;
+  probe: string;
+  tool?: string;
+  method: string;
+  /** The exact line written to the server. */
+  request: string;
+  /** `response`, `malformed`, `hang` or `exited`, and the raw reply when there was one (truncated past 4 KiB). */
+  reply: { kind: string; raw?: unknown; truncated?: boolean };
+  class?: string;
+  leaks?: { pattern: string; line: string }[];
+  invalidBecause?: string[];
+  durationMs: number;
+}
+
+export interface Report {
+  schemaVersion: number;
+  methodologyVersion: string;
+  cliVersion: string;
+  generatedAt: string;
+  /** ms the run took. */
+  durationMs: number;
+  target: { kind: 'stdio'; command: string[] };
+  /** `not-audited`: the target could not be started, initialized or listed (exit code 3). */
+  status: 'audited' | 'not-audited';
+  notAudited?: { reason: string; message: string; notChecked: string[] };
+  protocol: { version: string | null; era: string | null; server: { name: string | null; version: string | null } } | null;
+  /** false when a locked threshold was changed (SPEC section 1); the keys are listed. */
+  standard: boolean;
+  nonStandardKeys: string[];
+  coverage: { level: CoverageLevel; tools: { name: string; level: CoverageLevel }[] };
+  grade: Grade;
+  checks: ReportCheck[];
+  tools: { name: string; index: number }[];
+  calls: ReportCall[];
+  /** The last lines the server wrote to stderr (for a crash). */
+  stderrTail: string;
+}
+
+const MAX_RAW_CHARS = 4096;
+
+/** Input of {@link buildReport}. `startedAt` is ms since the epoch. */
+export interface BuildInput {
+  target: string[];
+  config: ResolvedConfig;
+  artifacts: Artifacts;
+  results: CheckResult[];
+  startedAt: number;
+}
+
+/** Assembles the report from the run's artifacts and the checks' results. */
+export function buildReport({ target, config, artifacts: a, results, startedAt }: BuildInput): Report {
+  const checks: ReportCheck[] = results.map((r) => {
+    const m = checkById(r.id)!.meta;
+    const severity = (config.checks[r.id]?.severity as Severity | undefined) ?? m.severity;
+    return { ...r, title: m.title, pack: m.pack, weight: m.weight, severity };
+  });
+  const g = grade(
+    checks.map((c) => ({ id: c.id, pack: c.pack, weight: c.weight, verdict: c.verdict })),
+    packs.map((p) => p.id),
+  );
+  const failure = a.openFailure;
+  const noTools = !failure && (a.tools.length === 0 || !!a.listProblem);
+  const nonStandard = nonStandardKeysOf(config);
+  const h = a.handshake;
+  return {
+    schemaVersion: REPORT_SCHEMA_VERSION,
+    methodologyVersion: METHODOLOGY_VERSION,
+    cliVersion: VERSION,
+    generatedAt: new Date().toISOString(),
+    durationMs: Date.now() - startedAt,
+    target: { kind: 'stdio', command: target },
+    status: failure || noTools ? 'not-audited' : 'audited',
+    notAudited: failure
+      ? { reason: failure.reason, message: failure.message, notChecked: checks.filter((c) => c.id !== 'handshake').map((c) => c.id) }
+      : noTools
+        ? { reason: a.listProblem ? 'tools-list-failed' : 'empty-tools', message: a.listProblem ?? 'tools/list returned no tools', notChecked: checks.filter((c) => c.id !== 'handshake').map((c) => c.id) }
+        : undefined,
+    protocol: h
+      ? {
+          version: h.protocolVersion ?? null,
+          era: h.era ?? null,
+          server: { name: strOrNull(h.serverInfo?.name), version: strOrNull(h.serverInfo?.version) },
+        }
+      : null,
+    standard: nonStandard.length === 0,
+    nonStandardKeys: nonStandard,
+    coverage: coverageOf(a),
+    grade: g,
+    checks,
+    tools: a.tools.map((t) => ({ name: t.name, index: t.index })),
+    calls: a.calls.map(toReportCall),
+    stderrTail: a.stderrTail.slice(-4000),
+  };
+}
+
+function strOrNull(v: unknown): string | null {
+  return typeof v === 'string' ? v : null;
+}
+
+/**
+ * Coverage (SPEC section 1): a tool is `exercised` when a valid call (read-only-no-args or a
+ * user probe) was answered without error; the run is `exercised` when any tool is.
+ */
+function coverageOf(a: Artifacts): Report['coverage'] {
+  const exercised = new Set(
+    a.calls
+      .filter((c) => (c.probe === 'read-only-no-args' || c.probe === 'user-probe') && c.classification?.class === 'accepted')
+      .map((c) => c.tool!),
+  );
+  const tools = a.tools.map((t) => ({ name: t.name, level: (exercised.has(t.name) ? 'exercised' : 'hygiene-only') as CoverageLevel }));
+  return { level: exercised.size > 0 ? 'exercised' : 'hygiene-only', tools };
+}
+
+function toReportCall(c: ProbeCall): ReportCall {
+  const r = c.exchange.reply;
+  let raw: unknown;
+  let truncated = false;
+  if (r.kind === 'response' || r.kind === 'malformed') {
+    const text = JSON.stringify(r.raw);
+    if (text.length > MAX_RAW_CHARS) {
+      raw = text.slice(0, MAX_RAW_CHARS);
+      truncated = true;
+    } else raw = r.raw;
+  }
+  const out: ReportCall = {
+    seq: c.seq,
+    probe: c.probe,
+    tool: c.tool,
+    method: c.exchange.method,
+    request: c.exchange.sent.length > MAX_RAW_CHARS ? c.exchange.sent.slice(0, MAX_RAW_CHARS) + '…' : c.exchange.sent,
+    reply: { kind: r.kind, ...(raw !== undefined ? { raw } : {}), ...(truncated ? { truncated } : {}) },
+    durationMs: c.exchange.durationMs,
+  };
+  if (c.classification) {
+    out.class = c.classification.class;
+    if (c.classification.leaks.length > 0) out.leaks = c.classification.leaks;
+  }
+  if (c.invalidBecause) out.invalidBecause = c.invalidBecause;
+  return out;
+}
+
+/** All findings of a report, in check order. */
+export function allFindings(report: Report): Finding[] {
+  return report.checks.flatMap((c) => c.findings);
+}

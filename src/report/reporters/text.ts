@@ -1,0 +1,95 @@
+/**
+ * The text reporter (SPEC section 8): grouped by pack, failures first, each finding with its
+ * evidence and the command that replays it. Colour only when asked (a TTY without NO_COLOR).
+ */
+import { allFindings, type Report, type ReportCheck } from '../build.js';
+import { packs } from '../../packs.js';
+import type { Finding } from '../../types.js';
+
+export interface TextOptions {
+  color: boolean;
+  /** Show info-level findings and notes too. */
+  verbose: boolean;
+}
+
+type Paint = (s: string) => string;
+const ansi = (code: string): Paint => (s) => `\u001b[${code}m${s}\u001b[0m`;
+const plain: Paint = (s) => s;
+
+const RANK: Record<string, number> = { fail: 0, partial: 1, pass: 2, 'n/a': 3 };
+
+/** Renders a report as text for a terminal or a log. */
+export function renderText(report: Report, opts: TextOptions): string {
+  const c = opts.color;
+  const red = c ? ansi('31') : plain;
+  const yellow = c ? ansi('33') : plain;
+  const green = c ? ansi('32') : plain;
+  const dim = c ? ansi('2') : plain;
+  const bold = c ? ansi('1') : plain;
+  const mark: Record<string, string> = { fail: red('✗ fail   '), partial: yellow('◐ partial'), pass: green('✓ pass   '), 'n/a': dim('– n/a    ') };
+  const lines: string[] = [];
+  const g = report.grade;
+  const std = report.standard ? '' : `  ${yellow('non-standard')} (${report.nonStandardKeys.join(', ')})`;
+  lines.push(bold(`sealmark ${report.cliVersion}`) + dim(` · methodology ${report.methodologyVersion}`));
+  lines.push(`target    ${report.target.command.join(' ')}`);
+  if (report.protocol) {
+    const s = report.protocol.server;
+    lines.push(`server    ${s.name ?? '?'} ${s.version ?? ''}`.trimEnd() + dim(` · protocol ${report.protocol.version ?? '?'} (${report.protocol.era ?? '?'})`));
+  }
+  lines.push(`tools     ${report.tools.length} listed · coverage ${report.coverage.level}`);
+  if (report.status === 'not-audited' && report.notAudited) {
+    lines.push('');
+    lines.push(red(bold(`NOT AUDITED: ${report.notAudited.message}`)));
+    lines.push(dim(`not checked: ${report.notAudited.notChecked.join(', ')}`));
+    if (report.stderrTail.trim()) {
+      lines.push(dim('server stderr (last lines):'));
+      for (const l of report.stderrTail.trim().split('\n').slice(-5)) lines.push(dim(`  ${l}`));
+    }
+  }
+  lines.push('');
+  const letter = g.letter ?? '–';
+  const paintLetter = letter === 'A' || letter === 'B' ? green : letter === 'C' || letter === 'D' ? yellow : red;
+  lines.push(bold(`grade ${paintLetter(letter)}`) + (g.percent !== null ? ` ${g.percent}%` : '') + ` · ${report.coverage.level}` + std);
+  for (const cap of g.caps) lines.push(red(`  capped at ${cap.letter}: ${cap.check} failed`));
+  let hiddenInfo = 0;
+  for (const pack of packs) {
+    const inPack = report.checks.filter((ch) => ch.pack === pack.id);
+    if (inPack.length === 0) continue;
+    const ps = g.packs.find((p) => p.pack === pack.id);
+    lines.push('');
+    lines.push(bold(`${pack.id}`) + dim(` · ${pack.title}`) + (ps?.letter ? `  ${ps.letter} ${ps.percent}%` : dim('  n/a')));
+    for (const ch of [...inPack].sort((x, y) => RANK[x.verdict]! - RANK[y.verdict]!)) {
+      lines.push(`  ${mark[ch.verdict]}  ${ch.id}${dim(` · ${ch.title} (${ch.weight})`)}`);
+      const shown = ch.findings.filter((f) => opts.verbose || f.level !== 'info');
+      hiddenInfo += ch.findings.length - shown.length;
+      for (const f of shown) lines.push(...renderFinding(f, { red, yellow, dim }));
+      if (opts.verbose || ch.verdict === 'n/a') for (const n of ch.notes) lines.push(dim(`      note: ${n}`));
+      lines.push(...needsProbe(ch, dim));
+    }
+  }
+  lines.push('');
+  const counts = countLevels(report);
+  lines.push(dim(`${report.calls.length} calls · ${counts.fail} failing and ${counts.partial} partial findings · ${(report.durationMs / 1000).toFixed(1)} s`));
+  if (hiddenInfo > 0) lines.push(dim(`${hiddenInfo} informational findings hidden; --verbose shows them`));
+  return lines.join('\n') + '\n';
+}
+
+function renderFinding(f: Finding, p: { red: Paint; yellow: Paint; dim: Paint }): string[] {
+  const tag = f.level === 'fail' ? p.red('fail') : f.level === 'partial' ? p.yellow('partial') : p.dim('info');
+  const out = [`      ${tag} ${f.messageId}: ${f.message}`];
+  for (const q of f.evidence.quotes ?? []) out.push(p.dim(`        │ ${q.split('\n')[0]!.slice(0, 160)}`));
+  if (f.evidence.schemaPaths?.length) out.push(p.dim(`        at ${f.evidence.schemaPaths.slice(0, 3).join(', ')}`));
+  if (f.request) out.push(p.dim(`        sent  ${f.request.length > 300 ? f.request.slice(0, 300) + '…' : f.request}`));
+  if (f.replay) out.push(p.dim(`        replay  ${f.replay}`));
+  if (f.evidence.calls && f.evidence.calls.length > 1) out.push(p.dim(`        calls ${f.evidence.calls.slice(0, 12).map((s) => `#${s}`).join(' ')}`));
+  return out;
+}
+
+function needsProbe(ch: ReportCheck, dim: Paint): string[] {
+  return ch.needsProbe?.length ? [dim(`      needs a probes: entry: ${ch.needsProbe.join(', ')}`)] : [];
+}
+
+function countLevels(report: Report): { fail: number; partial: number } {
+  const f = allFindings(report);
+  return { fail: f.filter((x) => x.level === 'fail').length, partial: f.filter((x) => x.level === 'partial').length };
+}

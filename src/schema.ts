@@ -1,0 +1,210 @@
+/**
+ * The one schema walker: compiles a tool's inputSchema / outputSchema with Ajv in the dialect it
+ * declares, and reads its properties the way every probe and check needs them.
+ *
+ * Dialect (MCP 2025-11-25 `basic/index.mdx`, SEP-1613): JSON Schema 2020-12 unless `$schema` says
+ * otherwise; draft-07 is common in the wild (SDK 1.x with zod emits it), 2019-09 and draft-06 are
+ * understood too. An unknown `$schema` is reported as a compile error.
+ */
+import { createRequire } from 'node:module';
+import type { ErrorObject, ValidateFunction } from 'ajv';
+
+const require = createRequire(import.meta.url);
+// Ajv ships CommonJS; loading it through require keeps the constructors' types simple under NodeNext.
+type AjvLike = {
+  compile: (schema: object) => ValidateFunction;
+  errorsText: (errors?: ErrorObject[] | null) => string;
+};
+type AjvCtor = new (opts: Record<string, unknown>) => AjvLike;
+
+const ajvOptions = { strict: false, allErrors: true, validateFormats: true, validateSchema: true };
+const instances = new Map<string, AjvLike>();
+
+function ajvFor(dialect: Dialect): AjvLike {
+  let ajv = instances.get(dialect);
+  if (ajv) return ajv;
+  const addFormats = require('ajv-formats') as (a: AjvLike) => void;
+  if (dialect === '2020-12') ajv = new (require('ajv/dist/2020').default as AjvCtor)(ajvOptions);
+  else if (dialect === '2019-09') ajv = new (require('ajv/dist/2019').default as AjvCtor)(ajvOptions);
+  else {
+    ajv = new (require('ajv').default as AjvCtor)(ajvOptions);
+    if (dialect === 'draft-06') {
+      (ajv as unknown as { addMetaSchema: (s: object) => void }).addMetaSchema(require('ajv/dist/refs/json-schema-draft-06.json'));
+    }
+  }
+  addFormats(ajv);
+  instances.set(dialect, ajv);
+  return ajv;
+}
+
+export type Dialect = '2020-12' | '2019-09' | 'draft-07' | 'draft-06';
+
+/** The dialect a schema declares, or `undefined` for a `$schema` sealmark does not know. */
+export function dialectOf(schema: unknown): Dialect | undefined {
+  const s = (schema as { $schema?: unknown } | null)?.$schema;
+  if (s === undefined) return '2020-12';
+  if (typeof s !== 'string') return undefined;
+  if (/json-schema\.org\/draft\/2020-12\/schema/.test(s)) return '2020-12';
+  if (/json-schema\.org\/draft\/2019-09\/schema/.test(s)) return '2019-09';
+  if (/json-schema\.org\/draft-07\/schema/.test(s)) return 'draft-07';
+  if (/json-schema\.org\/draft-06\/schema/.test(s)) return 'draft-06';
+  return undefined;
+}
+
+/** A compiled schema, or why it would not compile. */
+export type Compiled =
+  | { ok: true; dialect: Dialect; validate: (value: unknown) => string[] }
+  | { ok: false; error: string };
+
+const compiledCache = new WeakMap<object, Compiled>();
+
+/**
+ * Compiles `schema` in its dialect. `validate` returns Ajv's errors as `"<instancePath> <message>"`
+ * strings (empty when valid). Never throws: a bad schema is `{ ok: false, error }`.
+ */
+export function compileSchema(schema: unknown): Compiled {
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
+    return { ok: false, error: 'schema is not an object' };
+  }
+  const cached = compiledCache.get(schema);
+  if (cached) return cached;
+  const dialect = dialectOf(schema);
+  let result: Compiled;
+  if (!dialect) {
+    result = { ok: false, error: `unsupported $schema ${JSON.stringify((schema as { $schema?: unknown }).$schema)}` };
+  } else {
+    try {
+      const fn = ajvFor(dialect).compile(schema);
+      result = {
+        ok: true,
+        dialect,
+        validate: (value) => (fn(value) ? [] : (fn.errors ?? []).map(formatAjvError)),
+      };
+    } catch (err) {
+      result = { ok: false, error: err instanceof Error ? err.message : String(err) };
+    }
+  }
+  compiledCache.set(schema, result);
+  return result;
+}
+
+function formatAjvError(e: ErrorObject): string {
+  const where = e.instancePath === '' ? '(root)' : e.instancePath;
+  const extra =
+    e.keyword === 'additionalProperties'
+      ? ` (${String((e.params as { additionalProperty?: unknown }).additionalProperty)})`
+      : e.keyword === 'required'
+        ? ''
+        : '';
+  return `${where} ${e.message ?? e.keyword}${extra}`;
+}
+
+/** JSON types sealmark distinguishes (JSON Schema `type` values). */
+export type JsonType = 'string' | 'number' | 'integer' | 'boolean' | 'array' | 'object' | 'null';
+
+/** One declared property of an object schema. */
+export interface PropertyInfo {
+  name: string;
+  schema: Record<string, unknown>;
+  /** Declared JSON types; empty = untyped (cannot be probed, SPEC section 5 robust-input). */
+  types: JsonType[];
+  required: boolean;
+  /** `enum` (or `const`) values, when declared. */
+  enum?: unknown[];
+  /** For an array of objects: the item schema. */
+  itemObject?: Record<string, unknown>;
+}
+
+const JSON_TYPES: JsonType[] = ['string', 'number', 'integer', 'boolean', 'array', 'object', 'null'];
+
+/** Resolves a local `#/…` `$ref` inside `root` (one level at a time). Returns `node` when it has none. */
+function deref(node: unknown, root: unknown, depth = 0): Record<string, unknown> {
+  if (typeof node !== 'object' || node === null) return {};
+  const n = node as Record<string, unknown>;
+  if (typeof n.$ref === 'string' && n.$ref.startsWith('#') && depth < 20) {
+    const path = n.$ref.slice(1).split('/').filter(Boolean).map((p) => decodeURIComponent(p.replace(/~1/g, '/').replace(/~0/g, '~')));
+    let cur: unknown = root;
+    for (const p of path) cur = (cur as Record<string, unknown> | undefined)?.[p];
+    return deref(cur, root, depth + 1);
+  }
+  return n;
+}
+
+/**
+ * Declared JSON types of a property schema: from `type` (string or array), else from every branch
+ * of `anyOf`/`oneOf` when all branches are typed, else from `enum`/`const` values. `[]` = untyped.
+ */
+export function declaredTypes(schema: unknown, root: unknown = schema): JsonType[] {
+  const s = deref(schema, root);
+  const t = s.type;
+  if (typeof t === 'string') return JSON_TYPES.includes(t as JsonType) ? [t as JsonType] : [];
+  if (Array.isArray(t)) return t.filter((x): x is JsonType => JSON_TYPES.includes(x as JsonType));
+  for (const key of ['anyOf', 'oneOf'] as const) {
+    const branches = s[key];
+    if (Array.isArray(branches) && branches.length > 0) {
+      const all = branches.map((b) => declaredTypes(b, root));
+      if (all.some((x) => x.length === 0)) return [];
+      return [...new Set(all.flat())];
+    }
+  }
+  const values = Array.isArray(s.enum) ? s.enum : 'const' in s ? [s.const] : undefined;
+  if (values && values.length > 0) return [...new Set(values.map(jsonTypeOf))];
+  return [];
+}
+
+/** JSON type of a value (`integer` for whole numbers). */
+export function jsonTypeOf(v: unknown): JsonType {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  if (typeof v === 'number') return Number.isInteger(v) ? 'integer' : 'number';
+  if (typeof v === 'boolean') return 'boolean';
+  if (typeof v === 'string') return 'string';
+  return 'object';
+}
+
+/** True when a value of JSON type `vt` satisfies one of `declared` (an integer satisfies `number`). */
+export function typeAllows(declared: JsonType[], vt: JsonType): boolean {
+  return declared.includes(vt) || (vt === 'integer' && declared.includes('number'));
+}
+
+/** The properties of an object schema (top level), in declaration order. `[]` when it has none. */
+export function propertiesOf(schema: unknown): PropertyInfo[] {
+  const root = schema;
+  const s = deref(schema, root);
+  const props = s.properties;
+  if (typeof props !== 'object' || props === null || Array.isArray(props)) return [];
+  const required = new Set(Array.isArray(s.required) ? s.required.filter((r): r is string => typeof r === 'string') : []);
+  return Object.entries(props as Record<string, unknown>).map(([name, raw]) => {
+    const ps = deref(raw, root);
+    const info: PropertyInfo = { name, schema: ps, types: declaredTypes(ps, root), required: required.has(name) };
+    if (Array.isArray(ps.enum)) info.enum = ps.enum;
+    else if ('const' in ps) info.enum = [ps.const];
+    if (info.types.includes('array')) {
+      const items = deref(ps.items, root);
+      if (declaredTypes(items, root).includes('object')) info.itemObject = resolveDeep(items, root);
+    }
+    return info;
+  });
+}
+
+/** Copies `node` with local `$ref`s resolved in `properties` (one level), so it can stand alone. */
+function resolveDeep(node: Record<string, unknown>, root: unknown): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...node };
+  if (typeof node.properties === 'object' && node.properties !== null) {
+    out.properties = Object.fromEntries(
+      Object.entries(node.properties as Record<string, unknown>).map(([k, v]) => [k, deref(v, root)]),
+    );
+  }
+  return out;
+}
+
+/** The `required` names of an object schema that are strings. */
+export function requiredOf(schema: unknown): string[] {
+  const s = deref(schema, schema);
+  return Array.isArray(s.required) ? s.required.filter((r): r is string => typeof r === 'string') : [];
+}
+
+/** True when the schema states `additionalProperties: false` at its root. */
+export function forbidsExtra(schema: unknown): boolean {
+  return deref(schema, schema).additionalProperties === false;
+}

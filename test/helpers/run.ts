@@ -1,0 +1,42 @@
+/** Test helpers: run real audits against fixture servers and pick results out of the report. */
+import { fileURLToPath } from 'node:url';
+import { audit } from '../../src/audit.js';
+import { configRegistry } from '../../src/config/defaults.js';
+import { parseConfig } from '../../src/config/schema.js';
+import type { Report, ReportCheck } from '../../src/report/build.js';
+import type { Finding } from '../../src/types.js';
+
+export const root = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Absolute path of a fixture server file. */
+export function fixture(name: string): string {
+  return fileURLToPath(new URL(`../fixtures/servers/${name}`, import.meta.url));
+}
+
+/** The command that starts a fixture: node for .mjs, python3 for .py. */
+export function fixtureCommand(name: string): { command: string; args: string[] } {
+  return name.endsWith('.py') ? { command: 'python3', args: [fixture(name)] } : { command: process.execPath, args: [fixture(name)] };
+}
+
+/** Audits a fixture with a config built from `raw` (as a sealmark.config.json would hold it). */
+export async function auditFixture(name: string, raw: Record<string, unknown> = {}, extraArgs: string[] = []): Promise<Report> {
+  const { command, args } = fixtureCommand(name);
+  return audit({ command, args: [...args, ...extraArgs], config: parseConfig(raw, configRegistry()) });
+}
+
+/** The result of one check; throws when the check is not in the report. */
+export function checkOf(report: Report, id: string): ReportCheck {
+  const c = report.checks.find((x) => x.id === id);
+  if (!c) throw new Error(`check ${id} not in report`);
+  return c;
+}
+
+/** Findings of a check with this message id. */
+export function findingsOf(report: Report, id: string, messageId: string): Finding[] {
+  return checkOf(report, id).findings.filter((f) => f.messageId === messageId);
+}
+
+/** Message ids of a check's findings at levels fail/partial (sorted, unique). */
+export function graded(report: Report, id: string): string[] {
+  return [...new Set(checkOf(report, id).findings.filter((f) => f.level !== 'info').map((f) => f.messageId))].sort();
+}
