@@ -77,6 +77,8 @@ export const REFUSAL_TERMS: readonly VocabularyTerm[] = [
 export const RUNTIME_ERROR_TERMS: readonly VocabularyTerm[] = [
   { term: 'TypeError', pattern: /\bTypeError\b/ },
   { term: 'ReferenceError', pattern: /\bReferenceError\b/ },
+  // An argument fed to JSON.parse unchecked: the parser's error reached the reply.
+  { term: 'SyntaxError: Unexpected token / is not valid JSON', pattern: /\bSyntaxError\b.*(?:Unexpected (?:token|end)|is not valid JSON|JSON)/ },
   { term: 'Cannot read properties', pattern: /\bcannot read propert(?:y|ies)\b/i },
   { term: 'Cannot destructure', pattern: /\bcannot destructure\b/i },
   { term: 'is not a function', pattern: /\bis not a function\b/ },

@@ -10,13 +10,29 @@ import { runExplain, runListChecks } from './commands/explain.js';
 import { UsageError } from './commands/common.js';
 import { ConfigError } from './config/schema.js';
 import { VERSION } from './version.js';
+import { killAllTargets } from './target/stdio-transport.js';
 
 function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
+/**
+ * Ends every server sealmark started when sealmark itself is interrupted or exits: the targets run
+ * in their own process groups, so a terminal's Ctrl-C would not reach them otherwise.
+ */
+function guardChildren(): void {
+  process.once('exit', killAllTargets);
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.once(sig, () => {
+      killAllTargets();
+      process.exit(sig === 'SIGINT' ? 130 : 143);
+    });
+  }
+}
+
 /** Parses argv and runs the command; resolves to the exit code. Never throws. */
 export async function main(argv: string[]): Promise<number> {
+  guardChildren();
   const program = new Command();
   let code = 0;
   program

@@ -57,6 +57,7 @@ export async function runAudit(command: string[], opts: AuditCliOptions): Promis
   const text = reporters[opts.format](report, { color, verbose: opts.verbose === true });
   if (opts.output) writeFileSync(opts.output, text);
   else process.stdout.write(text);
+  if (report.notAudited) process.stderr.write(`sealmark: the target could not be audited: ${report.notAudited.message}\n`);
   return exitCode(report, gate);
 }
 

@@ -42,6 +42,18 @@ export interface NoiseLine {
   atMs: number;
 }
 
+/** Transports whose process may still run: ended by {@link killAllTargets} when sealmark is interrupted. */
+const live = new Set<AuditStdioTransport>();
+
+/**
+ * Sends SIGKILL to the process group of every target still running. Synchronous, so it can run
+ * from a signal handler or `process.on('exit')`: sealmark never leaves an orphan behind.
+ */
+export function killAllTargets(): void {
+  for (const t of live) t.killNow();
+  live.clear();
+}
+
 /** Options for {@link AuditStdioTransport}. */
 export interface StdioTargetSpec {
   command: string;
@@ -128,12 +140,14 @@ export class AuditStdioTransport implements Transport {
         windowsHide: true,
       });
       this.child = child;
+      live.add(this);
       let spawned = false;
       this.exited = new Promise((done) => {
         child.once('exit', (code, signal) => {
           this.exit = { code, signal, atMs: this.now() };
           done();
         });
+        child.once('close', () => live.delete(this));
         child.once('error', () => done());
       });
       child.once('error', (err) => {
@@ -285,9 +299,15 @@ export class AuditStdioTransport implements Transport {
     }
     // The leader may be gone while children it started live on in the group.
     this.signalGroup('SIGKILL');
+    live.delete(this);
     child.stdout?.destroy();
     child.stderr?.destroy();
     this.finish();
+  }
+
+  /** SIGKILL to the whole process group, now (no grace). */
+  killNow(): void {
+    this.signalGroup('SIGKILL');
   }
 
   private signalGroup(signal: NodeJS.Signals): void {

@@ -153,6 +153,7 @@ const rows: Row[] = [
   { name: 'AttributeError NoneType', reply: toolError("AttributeError: 'NoneType' object has no attribute 'strip'"), params: ['user_id'], cls: 'internal-error' },
   { name: 'ValueError naming no parameter', reply: toolError("ValueError: invalid literal for int() with base 10: 'x'"), params: ['count'], cls: 'internal-error' },
   { name: 'Python signature TypeError', reply: toolError("TypeError: add() missing 1 required positional argument: 'b'"), params: ['a', 'b'], cls: 'internal-error', named: ['b'] },
+  { name: 'JSON.parse of an argument', reply: toolError('SyntaxError: Unexpected token \'n\', "not-a-valid-value" is not valid JSON'), params: ['payload'], cls: 'internal-error' },
   { name: 'zod 4 with SDK 1.20 crash', reply: rpcError(-32603, 'keyValidator._parse is not a function'), params: ['a'], cls: 'internal-error' },
   { name: 'runtime error in a normal result', reply: toolOk("Error: Cannot read properties of null (reading 'x')"), params: ['x'], cls: 'internal-error' },
   // accepted
