@@ -58,7 +58,6 @@ export const REFUSAL_TERMS: readonly VocabularyTerm[] = [
   { term: 'too small / too big', pattern: /\btoo (?:small|big)\b/i },
   { term: 'out of range', pattern: /\bout of (?:range|bounds)\b/i },
   { term: 'bad request', pattern: /\bbad request\b/i },
-  { term: 'error (at the start)', pattern: /^\W*error\b/i, only: 'result' },
   { term: 'required', pattern: /\brequired\b/i, only: 'error' },
   { term: 'missing', pattern: /\bmissing\b/i, only: 'error' },
   { term: 'unexpected', pattern: /\bunexpected\b/i, only: 'error' },

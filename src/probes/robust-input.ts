@@ -51,6 +51,10 @@ export function planProbes(tool: ListedTool): { plan: (PlannedProbe & { invalidB
   const compiled = compileSchema(tool.inputSchema);
   const props = propertiesOf(tool.inputSchema);
   if (!compiled.ok) return { plan: [], skipped: `inputSchema does not compile: ${compiled.error}` };
+  // MCP 2025-11-25 tasks: such a tool must refuse a plain tools/call whatever its arguments, so a
+  // rejection says nothing about validation.
+  const execution = (tool.raw as { execution?: { taskSupport?: unknown } } | null)?.execution;
+  if (execution?.taskSupport === 'required') return { plan: [], skipped: 'must be called as a task (execution.taskSupport: "required")' };
   if (props.length === 0) {
     if (tool.annotations?.readOnlyHint === true) return { plan: [], readOnlyNoArgs: true };
     return { plan: [], skipped: 'no arguments and not declared readOnlyHint: true', needsProbe: true };

@@ -134,7 +134,8 @@ const rows: Row[] = [
   { name: 'C13 missing required parameter, isError false', reply: toolOk('missing required parameter: owner', false), params: ['owner', 'repo'], cls: 'text-refusal', named: ['owner'] },
   { name: 'C13 wrong type, isError absent', reply: toolOk('parameter owner must be a string'), params: ['owner', 'repo'], cls: 'text-refusal', named: ['owner'] },
   { name: 'refusal fixture "name must be"', reply: toolOk('invalid input: name must be a string, not number'), params: ['owner', 'name'], cls: 'text-refusal', named: ['name'] },
-  { name: 'refusal naming nothing', reply: toolOk('Error: something about your request is wrong'), params: ['owner'], cls: 'text-refusal', named: [] },
+  { name: 'refusal naming nothing', reply: toolOk('Error: the request is invalid'), params: ['owner'], cls: 'text-refusal', named: [] },
+  { name: 'a success that merely starts with Error (server-everything get-annotated-message)', reply: toolOk('Error: Operation failed'), params: ['messageType'], cls: 'accepted' },
   // lenient-downstream
   { name: 'ECONNREFUSED (isError)', reply: toolError('fetch failed: connect ECONNREFUSED 127.0.0.1:9'), params: ['url'], cls: 'lenient-downstream' },
   { name: 'undici TypeError: fetch failed (-32000)', reply: rpcError(-32000, 'TypeError: fetch failed', { cause: 'getaddrinfo ENOTFOUND not-a-valid-value' }), params: ['url'], cls: 'lenient-downstream' },

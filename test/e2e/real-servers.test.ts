@@ -1,0 +1,710 @@
+/**
+ * sealmark against the published reference servers, pinned in package.json:
+ * @modelcontextprotocol/server-everything, server-filesystem and server-memory 2026.8.31, all on
+ * @modelcontextprotocol/sdk 1.32.2 (SPEC sections 4–6).
+ *
+ * Every verdict asserted below was checked against the real replies (report.calls and the
+ * transcript): the comment next to each assertion says what the server actually answered and why
+ * that earns the verdict. Each server gets ONE standard run (default config, so `standard: true`);
+ * it takes ~12 s because the SDK 1.x servers silently drop a tools/call whose params are an array,
+ * and protocol-errors waits the full 10 s hang limit for it once. The three runs go in parallel.
+ * A second, fast run per server adds valid `probes:` calls (with protocol-errors disabled, which
+ * keeps the run standard: neither key is locked) to exercise outputSchema conformance, coverage
+ * and the filesystem server's confinement.
+ *
+ * Surprises are replayed by fixtures under test/fixtures/servers/real-*.mjs (last describe block).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { audit } from '../../src/audit.js';
+import { audit as libraryAudit } from '../../src/index.js';
+import { classifyReply } from '../../src/classify.js';
+import { configRegistry } from '../../src/config/defaults.js';
+import { parseConfig } from '../../src/config/schema.js';
+import type { Report, ReportCall } from '../../src/report/build.js';
+import { auditFixture, checkOf, findingsOf, graded, root } from '../helpers/run.js';
+
+// --- helpers ------------------------------------------------------------------------------------
+
+const PKG = join(root, 'node_modules', '@modelcontextprotocol');
+const entry = (pkg: string) => join(PKG, pkg, 'dist', 'index.js');
+const CORE = ['handshake', 'robust-input', 'protocol-errors', 'tool-schemas'];
+/** robust-input's schema-invalid probes (src/checks/robust-input.ts INVALID_PROBES). */
+const INVALID = new Set(['missing-required', 'wrong-types', 'nulls', 'extra-argument', 'string-as-object', 'nested-string', 'nested-item', 'no-arguments', 'extra-only']);
+const MARKER_VAR = 'SEALMARK_E2E_MARKER';
+
+interface Proc {
+  pid: number;
+  state: string;
+  cmd: string;
+}
+
+/** Processes (Linux /proc) started for this run: the marker in their environment, or cwd under `dir`. */
+function processesOf(dir: string): Proc[] {
+  if (process.platform !== 'linux') return [];
+  const out: Proc[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      const environ = readFileSync(`/proc/${name}/environ`, 'latin1');
+      let cwd = '';
+      try {
+        cwd = readlinkSync(`/proc/${name}/cwd`);
+      } catch {
+        // no cwd to read
+      }
+      if (!environ.includes(`${MARKER_VAR}=${dir}\0`) && !cwd.startsWith(dir)) continue;
+      const stat = readFileSync(`/proc/${name}/stat`, 'latin1');
+      const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] ?? '?';
+      out.push({ pid: Number(name), state, cmd: readFileSync(`/proc/${name}/cmdline`, 'latin1').split('\0').join(' ').trim() });
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return out;
+}
+
+/** Every path under `dir`, relative, sorted. */
+function tree(dir: string): string[] {
+  return (readdirSync(dir, { recursive: true }) as string[]).map(String).sort();
+}
+
+interface Run {
+  report: Report;
+  /** The folder the server was confined to / started in. */
+  dir: string;
+  /** Tree of `home` (the run's whole temp folder) before and after. */
+  before: string[];
+  after: string[];
+  /** Server processes seen while the audit ran, and those left after it returned. */
+  seen: Proc[];
+  leftover: Proc[];
+  /** Every JSON-RPC message both ways (the report truncates replies past 4 KiB). */
+  transcript: { dir: 'send' | 'recv'; message: Record<string, unknown> }[];
+  ms: number;
+}
+
+interface RunSpec {
+  args: (dir: string) => string[];
+  env?: (dir: string) => Record<string, string>;
+  raw?: Record<string, unknown> | ((dir: string) => Record<string, unknown>);
+  /** Prepares the temp folder before the audit (home = the run's temp folder, dir = the server's). */
+  setup?: (home: string, dir: string) => void;
+  useLibraryEntry?: boolean;
+}
+
+/** Temp folders made by {@link run}, removed after the file. */
+const made: string[] = [];
+afterAll(() => {
+  for (const d of made) rmSync(d, { recursive: true, force: true });
+});
+
+async function run(name: string, spec: RunSpec): Promise<Run> {
+  const home = realpathSync(mkdtempSync(join(tmpdir(), `sealmark-e2e-${name}-`)));
+  made.push(home);
+  const dir = join(home, 'allowed');
+  mkdirSync(dir);
+  spec.setup?.(home, dir);
+  const transcriptDir = realpathSync(mkdtempSync(join(tmpdir(), `sealmark-e2e-transcript-`)));
+  made.push(transcriptDir);
+  const transcriptPath = join(transcriptDir, `${name}.jsonl`);
+  const before = tree(home);
+  const seen = new Map<number, Proc>();
+  const raw = typeof spec.raw === 'function' ? spec.raw(dir) : (spec.raw ?? {});
+  const started = Date.now();
+  const report = await (spec.useLibraryEntry ? libraryAudit : audit)({
+    command: process.execPath,
+    args: spec.args(dir),
+    env: { [MARKER_VAR]: home, ...(spec.env?.(dir) ?? {}) },
+    cwd: dir,
+    transcriptPath,
+    config: parseConfig(raw, configRegistry()),
+    onProgress: () => {
+      if (seen.size === 0) for (const p of processesOf(home)) seen.set(p.pid, p);
+    },
+  });
+  const ms = Date.now() - started;
+  const transcript = readFileSync(transcriptPath, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as Run['transcript'][number]);
+  return { report, dir, before, after: tree(home), seen: [...seen.values()], leftover: processesOf(home), transcript, ms };
+}
+
+/** The raw JSON-RPC reply of a call (fails on a reply the report truncated). */
+function rawOf(c: ReportCall): { result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown } } {
+  expect(typeof c.reply.raw, `reply of call #${c.seq} was truncated`).toBe('object');
+  return c.reply.raw as never;
+}
+/** The first text content of a tools/call result. */
+function textOf(c: ReportCall): string {
+  const content = rawOf(c).result?.content as { text?: string }[] | undefined;
+  return content?.[0]?.text ?? '';
+}
+const toolCalls = (r: Report) => r.calls.filter((c) => c.method === 'tools/call' && c.tool !== undefined);
+const invalidCalls = (r: Report) => toolCalls(r).filter((c) => INVALID.has(c.probe));
+/** Core verdicts by check id (a disabled check is absent from the report, and from this). */
+const verdicts = (r: Report) => Object.fromEntries(r.checks.filter((c) => CORE.includes(c.id)).map((c) => [c.id, c.verdict]));
+const gradedAll = (r: Report) => Object.fromEntries(CORE.map((id) => [id, graded(r, id)]));
+const classCounts = (calls: ReportCall[]) => calls.reduce<Record<string, number>>((m, c) => ({ ...m, [c.class ?? '-']: (m[c.class ?? '-'] ?? 0) + 1 }), {});
+
+/** The full tools/list result, from the transcript. */
+function listedTools(r: Run): { name: string; inputSchema: { properties?: Record<string, unknown> }; outputSchema?: unknown }[] {
+  const msg = r.transcript.find((t) => t.dir === 'recv' && Array.isArray((t.message.result as { tools?: unknown } | undefined)?.tools));
+  return (msg!.message.result as { tools: never[] }).tools;
+}
+
+/**
+ * Re-reads every schema-invalid call's reply with the classifier and compares the parameters it
+ * names with those the zod issue text names (`… at <param>` or `at <param>[0].field`).
+ */
+function namedCheck(r: Run): { seq: number; tool: string; probe: string; cls: string; named: string[]; zod: string[] }[] {
+  const tools = listedTools(r);
+  return invalidCalls(r.report).map((c) => {
+    const declared = Object.keys(tools.find((t) => t.name === c.tool)?.inputSchema.properties ?? {});
+    const raw = rawOf(c);
+    const cl = classifyReply({ reply: { kind: 'response', result: raw.result, error: raw.error as never, raw }, declaredParams: declared, protocolVersion: r.report.protocol?.version ?? undefined });
+    const zodNames = [...textOf(c).matchAll(/ at ([A-Za-z_$][\w$]*)/g)].map((m) => m[1]!);
+    return { seq: c.seq, tool: c.tool!, probe: c.probe, cls: cl.class, named: cl.named, zod: declared.filter((d) => zodNames.includes(d)) };
+  });
+}
+
+/** The protocol-errors calls, in order: probe → what came back. */
+function protocolCalls(r: Report) {
+  const first = r.calls.findIndex((c) => c.probe === 'unknown-method');
+  return r.calls.slice(first).map((c) => ({ probe: c.probe, method: c.method, kind: c.reply.kind, raw: c.reply.raw as Record<string, unknown> | undefined, request: c.request }));
+}
+
+/** Assertions shared by every standard run: what the SDK 1.32.2 protocol layer answers. */
+function expectSdk1ProtocolBehaviour(r: Report) {
+  const p = protocolCalls(r);
+  // sealmark/no-such-method → {"code":-32601,"message":"Method not found"}: exactly JSON-RPC 5.1.
+  expect(p[0]).toMatchObject({ probe: 'unknown-method', kind: 'response', raw: { error: { code: -32601, message: 'Method not found' } } });
+  // Both notifications were ignored; the ping after each was answered {} (server alive, nothing stray).
+  expect(p.filter((c) => c.probe === 'notification-follow-up').map((c) => [c.method, c.raw?.result])).toEqual([
+    ['ping', {}],
+    ['ping', {}],
+  ]);
+  // tools/call of sealmark_no_such_tool → an isError RESULT (SDK 1.21+ wraps McpError -32602):
+  // an error a client sees as such, so protocol-errors accepts it.
+  const unknownTool = p.find((c) => c.probe === 'unknown-tool')!;
+  expect(unknownTool.raw?.result).toEqual({ content: [{ type: 'text', text: 'MCP error -32602: Tool sealmark_no_such_tool not found' }], isError: true });
+  // tools/call with "params":[] → NO reply at all within 10 s (the SDK's JSONRPCMessageSchema rejects
+  // the message in the transport and drops it); the tools/list right after is answered, so the
+  // server lives: a dropped request, which the check grades partial ("no-reply"), not a crash.
+  const arrayAt = p.findIndex((c) => c.probe === 'array-params');
+  expect(p[arrayAt]!.request).toContain('"params":[]');
+  expect(p[arrayAt]!.kind).toBe('hang');
+  expect(p[arrayAt + 1]).toMatchObject({ probe: 'liveness', method: 'tools/list', kind: 'response' });
+  const [noReply] = findingsOf(r, 'protocol-errors', 'no-reply');
+  expect(noReply!.level).toBe('partial');
+  expect(noReply!.data.probe).toBe('array-params');
+  expect(noReply!.data.ms as number).toBeGreaterThanOrEqual(10_000);
+  // Nothing answered a notification and no response carried an unknown id.
+  expect(findingsOf(r, 'protocol-errors', 'notification-answered')).toEqual([]);
+  expect(findingsOf(r, 'protocol-errors', 'stray-response')).toEqual([]);
+}
+
+/** Assertions shared by every standard run: robust-input's liveness checks and the leak scan. */
+function expectAliveAndNoLeaks(r: Report) {
+  // After every tool's probes, tools/list was answered: the server never stopped answering.
+  const liveness = r.calls.filter((c) => c.probe === 'liveness');
+  expect(liveness.length).toBeGreaterThan(0);
+  expect(liveness.every((c) => c.reply.kind === 'response')).toBe(true);
+  // No reply carried a stack frame, a traceback or a home path with a line number.
+  expect(r.calls.filter((c) => c.leaks !== undefined)).toEqual([]);
+  // Validation errors are isError results (SEP-1303 style), never JSON-RPC -32602: no advisory note.
+  expect(findingsOf(r, 'robust-input', 'sep-1303')).toEqual([]);
+  // Not one schema-invalid call was ACCEPTED, and none came back as an internal error or a hang.
+  expect(invalidCalls(r).filter((c) => !['rejected', 'rejected-unnamed'].includes(c.class ?? ''))).toEqual([]);
+}
+
+/** The run ended every process it started and left nothing behind (SPEC section 3, step 4). */
+function expectNoProcessLeft(r: Run) {
+  if (process.platform !== 'linux') return;
+  // The detection works: the server process was seen while the audit ran …
+  expect(r.seen.length).toBeGreaterThanOrEqual(1);
+  // … and none of it (nor any child started in its folder) remains, not even as a zombie.
+  expect(r.leftover).toEqual([]);
+  for (const p of r.seen) expect(existsSync(`/proc/${p.pid}`), `pid ${p.pid} (${p.cmd}) still exists`).toBe(false);
+}
+
+// --- the standard runs ----------------------------------------------------------------------------
+
+const runs: Record<'everything' | 'filesystem' | 'memory', Run> = {} as never;
+
+beforeAll(async () => {
+  const [everything, filesystem, memory] = await Promise.all([
+    run('everything', { args: () => [entry('server-everything'), 'stdio'] }),
+    run('filesystem', { args: (dir) => [entry('server-filesystem'), dir] }),
+    // The library entry (SPEC section 9) runs this one.
+    run('memory', { args: () => [entry('server-memory')], env: (dir) => ({ MEMORY_FILE_PATH: join(dir, 'memory.jsonl') }), useLibraryEntry: true }),
+  ]);
+  Object.assign(runs, { everything, filesystem, memory });
+}, 120_000);
+
+describe('library entry', () => {
+  it('src/index.ts exports the same audit() the CLI runs, and it audits a real server', () => {
+    // `import { audit } from 'sealmark'` is src/index.ts: the same function, not a copy.
+    expect(libraryAudit).toBe(audit);
+    // The memory server's standard run below went through it.
+    expect(runs.memory.report.status).toBe('audited');
+    expect(runs.memory.report.schemaVersion).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe('every standard run', () => {
+  it('is a standard run within a minute, and leaves no process behind', () => {
+    for (const [name, r] of Object.entries(runs)) {
+      // Default config: every locked threshold at its default.
+      expect(r.report.standard, name).toBe(true);
+      expect(r.report.nonStandardKeys, name).toEqual([]);
+      // ≥ 10 s: the dropped array-params request waits the full hang limit once; well under 60 s.
+      expect(r.ms, name).toBeGreaterThanOrEqual(10_000);
+      expect(r.ms, name).toBeLessThan(60_000);
+      expectNoProcessLeft(r);
+    }
+  });
+
+  it('grades B (87.5 %): three core passes and one partial', () => {
+    for (const [name, r] of Object.entries(runs)) {
+      // (1 + 1 + 0.5 + 1) / 4 = 87.5 → B; no capping check failed, so no cap.
+      expect(r.report.grade.percent, name).toBe(87.5);
+      expect(r.report.grade.letter, name).toBe('B');
+      expect(r.report.grade.caps, name).toEqual([]);
+    }
+  });
+});
+
+describe('@modelcontextprotocol/server-everything 2026.8.31', () => {
+  const r = () => runs.everything.report;
+
+  it('negotiates 2025-11-25 over the initialize handshake and lists 13 tools', () => {
+    // server/discover got -32601 (an SDK 1.x server), so sealmark fell back to initialize; the
+    // server answered 2025-11-25, serverInfo {"name":"mcp-servers/everything","version":"2.0.0"}.
+    expect(r().protocol).toEqual({ version: '2025-11-25', era: 'legacy', server: { name: 'mcp-servers/everything', version: '2.0.0' } });
+    // 12 tools registered at start plus simulate-research-query, registered in oninitialized (the
+    // server's notifications/tools/list_changed arrives before the tools/list reply). The sampling,
+    // elicitation and roots tools are NOT listed: sealmark declares none of those capabilities.
+    expect(r().tools.map((t) => t.name)).toEqual([
+      'echo', 'get-annotated-message', 'get-env', 'get-resource-links', 'get-resource-reference', 'get-structured-content',
+      'get-sum', 'get-tiny-image', 'gzip-file-as-resource', 'toggle-simulated-logging', 'toggle-subscriber-updates',
+      'trigger-long-running-operation', 'simulate-research-query',
+    ]);
+    const recv = runs.everything.transcript.filter((t) => t.dir === 'recv').map((t) => t.message.method);
+    expect(recv).toContain('notifications/tools/list_changed');
+  });
+
+  it('core verdicts: handshake pass, robust-input pass, protocol-errors partial, tool-schemas pass', () => {
+    expect(verdicts(r())).toEqual({ handshake: 'pass', 'robust-input': 'pass', 'protocol-errors': 'partial', 'tool-schemas': 'pass' });
+    // handshake: a known version, serverInfo, capabilities.tools, 13 tools, and stdout carried only
+    // JSON-RPC ("Starting default (STDIO) server..." goes to stderr).
+    // robust-input: all 43 schema-invalid calls came back as isError results and the server stayed up.
+    // protocol-errors: only the dropped array-params request is wrong.
+    // tool-schemas: 13 draft-07 schemas compile, names match [A-Za-z0-9_.-], one outputSchema compiles.
+    expect(gradedAll(r())).toEqual({ handshake: [], 'robust-input': [], 'protocol-errors': ['no-reply'], 'tool-schemas': [] });
+    expect(r().stderrTail).toContain('Starting default (STDIO) server...');
+    expect(findingsOf(r(), 'handshake', 'negotiated')[0]!.message).toBe('negotiated 2025-11-25 (legacy) with mcp-servers/everything 2.0.0');
+    expect(checkOf(r(), 'tool-schemas').findings).toEqual([]);
+  });
+
+  it('robust-input: every invalid call rejected by zod, naming the parameter the text names', () => {
+    const calls = invalidCalls(r());
+    // 37 invalid calls, all rejected with the parameter named (simulate-research-query is not probed:
+    // next test). None accepted: the listing below is what sealmark read as accepted.
+    expect(classCounts(calls)).toEqual({ rejected: 37 });
+    expect(calls.filter((c) => c.class === 'accepted').map((c) => `${c.tool}/${c.probe}`)).toEqual([]);
+    // The classifier names exactly the parameters zod's "… at <param>" lines name (re-read here from
+    // the raw replies): e.g. get-sum's `a` and `b`, ordinary words that need zod's "at a" context.
+    for (const n of namedCheck(runs.everything).filter((x) => x.tool !== 'simulate-research-query')) {
+      expect(n.cls, `#${n.seq} ${n.tool}/${n.probe}`).toBe('rejected');
+      expect(n.named, `#${n.seq} ${n.tool}/${n.probe}`).toEqual(n.zod);
+    }
+    const nulls = calls.find((c) => c.tool === 'get-sum' && c.probe === 'nulls')!;
+    expect(JSON.parse(nulls.request).params.arguments).toEqual({ a: null, b: null });
+    expect(rawOf(nulls).result).toEqual({
+      content: [{ type: 'text', text: 'MCP error -32602: Input validation error: Invalid arguments for tool get-sum: Invalid input: expected number, received null at a\nInvalid input: expected number, received null at b' }],
+      isError: true,
+    });
+    // The enum is enforced too: 12345 for messageType is "Invalid option: expected one of …".
+    const enumCall = calls.find((c) => c.tool === 'get-annotated-message' && c.probe === 'wrong-types')!;
+    expect(textOf(enumCall)).toBe('MCP error -32602: Input validation error: Invalid arguments for tool get-annotated-message: Invalid option: expected one of "error"|"success"|"debug" at messageType\nInvalid input: expected boolean, received number at includeImage');
+    expectAliveAndNoLeaks(r());
+  });
+
+  it('robust-input: simulate-research-query is not probed (it must be called as a task)', () => {
+    // The listing says "execution":{"taskSupport":"required"}: the server must refuse every plain
+    // tools/call before it reads the arguments (MCP 2025-11-25 tasks), so a rejection would say
+    // nothing about validation. sealmark lists the tool as skipped and sends it nothing.
+    expect(toolCalls(r()).filter((c) => c.tool === 'simulate-research-query')).toEqual([]);
+    const skipped = findingsOf(r(), 'robust-input', 'skipped').filter((f) => f.tool === 'simulate-research-query');
+    expect(skipped).toHaveLength(1);
+    expect(skipped[0]!.message).toMatch(/must be called as a task/);
+    // The two toggles take no arguments and are not read-only: never called, listed as needing a probe.
+    expect(findingsOf(r(), 'robust-input', 'needs-probe').map((f) => f.tool)).toEqual(['toggle-simulated-logging', 'toggle-subscriber-updates']);
+    expect(checkOf(r(), 'robust-input').needsProbe).toEqual(['toggle-simulated-logging', 'toggle-subscriber-updates']);
+    expect(new Set(checkOf(r(), 'robust-input').findings.map((f) => f.messageId))).toEqual(new Set(['skipped', 'needs-probe']));
+  });
+
+  it('coverage: the two read-only no-argument tools were called validly and answered', () => {
+    // get-env and get-tiny-image declare readOnlyHint: true and no arguments: `{}` is a valid call.
+    expect(r().coverage.level).toBe('exercised');
+    expect(r().coverage.tools.filter((t) => t.level === 'exercised').map((t) => t.name)).toEqual(['get-env', 'get-tiny-image']);
+    const env = toolCalls(r()).find((c) => c.tool === 'get-env')!;
+    expect(env.class).toBe('accepted');
+    // get-env prints the server's whole environment: it shows the environment was scrubbed. The
+    // marker we passed is there, the test runner's own VITEST variable is not.
+    const printed = JSON.parse(textOf(env)) as Record<string, string>;
+    expect(printed[MARKER_VAR]).toBe(realpathSync(join(runs.everything.dir, '..')));
+    expect(printed).toHaveProperty('PATH');
+    expect(printed).not.toHaveProperty('VITEST');
+    // PATH entries like /root/.cargo/bin:/usr/bin are a bare home path: no ":line" suffix, no leak.
+    expect(env.leaks).toBeUndefined();
+  });
+
+  it('protocol-errors partial: the SDK drops array params; everything else is answered correctly', () => {
+    expectSdk1ProtocolBehaviour(r());
+    expect(graded(r(), 'protocol-errors')).toEqual(['no-reply']);
+  });
+
+  it('leaves its temp folder empty', () => {
+    // Every probe was rejected before any tool ran: nothing was written (no gzip resource, no file).
+    expect(runs.everything.after).toEqual(runs.everything.before);
+  });
+});
+
+describe('@modelcontextprotocol/server-filesystem 2026.8.31', () => {
+  const r = () => runs.filesystem.report;
+
+  it('negotiates 2025-11-25 and lists 14 tools', () => {
+    // server/discover → -32601, then initialize → 2025-11-25 with serverInfo secure-filesystem-server 0.2.0.
+    expect(r().protocol).toEqual({ version: '2025-11-25', era: 'legacy', server: { name: 'secure-filesystem-server', version: '0.2.0' } });
+    // One page of 14 tools (no nextCursor), in the server's registration order.
+    expect(r().tools.map((t) => t.name)).toEqual([
+      'read_file', 'read_text_file', 'read_media_file', 'read_multiple_files', 'write_file', 'edit_file', 'create_directory',
+      'list_directory', 'list_directory_with_sizes', 'directory_tree', 'move_file', 'search_files', 'get_file_info', 'list_allowed_directories',
+    ]);
+  });
+
+  it('core verdicts: handshake pass, robust-input pass, protocol-errors partial, tool-schemas pass', () => {
+    expect(verdicts(r())).toEqual({ handshake: 'pass', 'robust-input': 'pass', 'protocol-errors': 'partial', 'tool-schemas': 'pass' });
+    // robust-input: 79 invalid calls, all isError results naming the parameter; nothing else to report
+    // (every tool has arguments or is read-only). tool-schemas: all 14 tools declare an outputSchema
+    // that compiles, and the one successful call's structuredContent conforms (no finding at all).
+    expect(gradedAll(r())).toEqual({ handshake: [], 'robust-input': [], 'protocol-errors': ['no-reply'], 'tool-schemas': [] });
+    expect(checkOf(r(), 'robust-input').findings).toEqual([]);
+    expect(checkOf(r(), 'tool-schemas').findings).toEqual([]);
+    expect(r().stderrTail).toContain('Secure MCP Filesystem Server running on stdio');
+  });
+
+  it('robust-input: every invalid call rejected, nested items included', () => {
+    const calls = invalidCalls(r());
+    expect(classCounts(calls)).toEqual({ rejected: 79 });
+    for (const n of namedCheck(runs.filesystem)) expect([n.cls, n.named], `#${n.seq} ${n.tool}/${n.probe}`).toEqual(['rejected', n.zod]);
+    // edit_file's edits[0] without oldText is caught item-deep ("at edits[0].oldText"): the nested
+    // validation works, and the classifier names the top-level `edits`.
+    const item = calls.find((c) => c.tool === 'edit_file' && c.probe === 'nested-item')!;
+    expect(JSON.parse(item.request).params.arguments).toEqual({ path: 'sealmark', edits: [{ newText: 'sealmark' }] });
+    expect(textOf(item)).toBe('MCP error -32602: Input validation error: Invalid arguments for tool edit_file: Invalid input: expected string, received undefined at edits[0].oldText');
+    expectAliveAndNoLeaks(r());
+  });
+
+  it('coverage: list_allowed_directories answered with the temp folder, structuredContent conforming', () => {
+    const call = toolCalls(r()).find((c) => c.probe === 'read-only-no-args')!;
+    expect(call.tool).toBe('list_allowed_directories');
+    expect(call.class).toBe('accepted');
+    const text = `Allowed directories:\n${runs.filesystem.dir}`;
+    expect(rawOf(call).result).toEqual({ content: [{ type: 'text', text }], structuredContent: { content: text } });
+    expect(r().coverage.tools.filter((t) => t.level === 'exercised').map((t) => t.name)).toEqual(['list_allowed_directories']);
+  });
+
+  it('protocol-errors partial; the roots/list request it sends on roots/list_changed is answered -32601', () => {
+    expectSdk1ProtocolBehaviour(r());
+    // On notifications/roots/list_changed the server does not answer the notification: it sends the
+    // CLIENT a request, {"method":"roots/list","id":0} (id 0 again, like initialize). sealmark, which
+    // declared no roots, answered -32601 and did not count it as an answered notification (right:
+    // it is a request, not a response). The server logged it and went on serving.
+    const t = runs.filesystem.transcript;
+    const asked = t.findIndex((m) => m.dir === 'recv' && m.message.method === 'roots/list');
+    expect(t[asked]!.message).toMatchObject({ method: 'roots/list', id: 0 });
+    expect(t.slice(asked).find((m) => m.dir === 'send' && m.message.id === 0)!.message).toMatchObject({ error: { code: -32601, message: 'Method not found' } });
+    expect(r().stderrTail).toContain('Failed to request roots from client: MCP error -32601: Method not found');
+  });
+
+  it('wrote nothing, inside or outside its folder', () => {
+    // The standard run sends only schema-invalid calls (all rejected) and list_allowed_directories:
+    // the temp folder (allowed/ and its parent) is exactly as before.
+    expect(runs.filesystem.before).toEqual(['allowed']);
+    expect(runs.filesystem.after).toEqual(runs.filesystem.before);
+  });
+});
+
+describe('@modelcontextprotocol/server-memory 2026.8.31', () => {
+  const r = () => runs.memory.report;
+
+  it('negotiates 2025-11-25 and lists 9 tools', () => {
+    // server/discover → -32601, then initialize → 2025-11-25 with serverInfo memory-server 0.6.3.
+    expect(r().protocol).toEqual({ version: '2025-11-25', era: 'legacy', server: { name: 'memory-server', version: '0.6.3' } });
+    // One page of 9 tools (no nextCursor), in the server's registration order.
+    expect(r().tools.map((t) => t.name)).toEqual([
+      'create_entities', 'create_relations', 'add_observations', 'delete_entities', 'delete_observations', 'delete_relations', 'read_graph', 'search_nodes', 'open_nodes',
+    ]);
+  });
+
+  it('core verdicts: handshake pass, robust-input pass, protocol-errors partial, tool-schemas pass', () => {
+    expect(verdicts(r())).toEqual({ handshake: 'pass', 'robust-input': 'pass', 'protocol-errors': 'partial', 'tool-schemas': 'pass' });
+    // robust-input: 51 invalid calls rejected (arrays of objects checked item-deep); read_graph's
+    // valid {} call answered. tool-schemas: 9 outputSchemas compile; read_graph's structuredContent
+    // {"entities":[],"relations":[]} conforms.
+    expect(gradedAll(r())).toEqual({ handshake: [], 'robust-input': [], 'protocol-errors': ['no-reply'], 'tool-schemas': [] });
+    expect(checkOf(r(), 'robust-input').findings).toEqual([]);
+    expect(checkOf(r(), 'tool-schemas').findings).toEqual([]);
+    expect(r().stderrTail).toContain('Knowledge Graph MCP Server running on stdio');
+  });
+
+  it('robust-input: every invalid call rejected; nested-item names the array', () => {
+    const calls = invalidCalls(r());
+    expect(classCounts(calls)).toEqual({ rejected: 51 });
+    for (const n of namedCheck(runs.memory)) expect([n.cls, n.named], `#${n.seq} ${n.tool}/${n.probe}`).toEqual(['rejected', n.zod]);
+    // The five array-of-object tools each got nested-string and nested-item (one required field of
+    // the first item left out); delete_entities (an array of strings) did not.
+    expect(calls.filter((c) => c.probe === 'nested-item').map((c) => [c.tool, textOf(c).replace(/^.*? for tool [\w-]+: /, '')])).toEqual([
+      ['create_entities', 'Invalid input: expected string, received undefined at entities[0].name'],
+      ['create_relations', 'Invalid input: expected string, received undefined at relations[0].from'],
+      ['add_observations', 'Invalid input: expected string, received undefined at observations[0].entityName'],
+      ['delete_observations', 'Invalid input: expected string, received undefined at deletions[0].entityName'],
+      ['delete_relations', 'Invalid input: expected string, received undefined at relations[0].from'],
+    ]);
+    expectAliveAndNoLeaks(r());
+  });
+
+  it('coverage: read_graph answered an empty graph', () => {
+    const call = toolCalls(r()).find((c) => c.probe === 'read-only-no-args')!;
+    expect(call.tool).toBe('read_graph');
+    expect(call.class).toBe('accepted');
+    expect(rawOf(call).result?.structuredContent).toEqual({ entities: [], relations: [] });
+  });
+
+  it('protocol-errors partial: the SDK drops array params', () => {
+    expectSdk1ProtocolBehaviour(r());
+  });
+
+  it('created no memory file: nothing valid was written', () => {
+    // MEMORY_FILE_PATH points into the temp folder; every write probe was rejected and read_graph on
+    // a missing file does not create it.
+    expect(runs.memory.after).toEqual(runs.memory.before);
+  });
+});
+
+// --- valid calls: outputSchema conformance, coverage, confinement --------------------------------
+
+const probed: Record<'everything' | 'filesystem' | 'memory', Run> = {} as never;
+/** Fast runs: protocol-errors (the 10 s hang) off; neither that nor probes: is a locked key. */
+const fast = (probes: unknown[]) => ({ probes, checks: { 'protocol-errors': { enabled: false } } });
+
+
+const userProbes = (r: Report) => toolCalls(r).filter((c) => c.probe === 'user-probe');
+
+describe('with valid probes: calls, outputSchema and confinement', () => {
+  beforeAll(async () => {
+    const [everything, filesystem, memory] = await Promise.all([
+      run('everything-probes', {
+        args: () => [entry('server-everything'), 'stdio'],
+        raw: fast([
+          { tool: 'toggle-simulated-logging' },
+          { tool: 'toggle-subscriber-updates' },
+          { tool: 'echo', arguments: { message: 'hello' } },
+          { tool: 'get-sum', arguments: { a: 2, b: 3 } },
+          { tool: 'get-structured-content', arguments: { location: 'Chicago' } },
+          // messageType "error" is left out on purpose: see the fixture real-everything-annotated-error.
+          { tool: 'get-annotated-message', arguments: { messageType: 'success' } },
+          { tool: 'get-resource-links', arguments: { count: 2 } },
+          { tool: 'get-resource-reference', arguments: { resourceType: 'Text', resourceId: 1 } },
+          { tool: 'trigger-long-running-operation', arguments: { duration: 0.2, steps: 1 } },
+          { tool: 'gzip-file-as-resource', arguments: { name: 'x.gz', data: 'data:text/plain;base64,aGVsbG8=', outputType: 'resource' } },
+          { tool: 'toggle-simulated-logging' },
+          { tool: 'toggle-subscriber-updates' },
+        ]),
+      }),
+      run('filesystem-probes', {
+        args: (dir) => [entry('server-filesystem'), dir],
+        // allowed/link → ../outside: a symlink out of the allowed folder.
+        setup: (home, dir) => {
+          mkdirSync(join(home, 'outside'));
+          symlinkSync(join(home, 'outside'), join(dir, 'link'));
+        },
+        raw: (dir) =>
+          fast([
+            { tool: 'write_file', arguments: { path: join(dir, 'a.txt'), content: 'one\ntwo\n' } },
+            { tool: 'read_text_file', arguments: { path: join(dir, 'a.txt'), head: 1 } },
+            { tool: 'read_file', arguments: { path: join(dir, 'a.txt') } },
+            { tool: 'read_media_file', arguments: { path: join(dir, 'a.txt') } },
+            { tool: 'read_multiple_files', arguments: { paths: [join(dir, 'a.txt')] } },
+            { tool: 'edit_file', arguments: { path: join(dir, 'a.txt'), edits: [{ oldText: 'two', newText: 'three' }], dryRun: true } },
+            { tool: 'create_directory', arguments: { path: join(dir, 'sub') } },
+            { tool: 'move_file', arguments: { source: join(dir, 'a.txt'), destination: join(dir, 'sub', 'b.txt') } },
+            { tool: 'list_directory', arguments: { path: dir } },
+            { tool: 'list_directory_with_sizes', arguments: { path: dir, sortBy: 'size' } },
+            { tool: 'directory_tree', arguments: { path: dir } },
+            { tool: 'search_files', arguments: { path: dir, pattern: '**/*.txt' } },
+            { tool: 'get_file_info', arguments: { path: join(dir, 'sub', 'b.txt') } },
+            { tool: 'write_file', arguments: { path: 'relative.txt', content: 'r' } },
+            // Escape attempts: a sibling path, a ../ traversal (string not normalised), a symlink out.
+            { tool: 'write_file', arguments: { path: join(dir, '..', 'escape.txt'), content: 'x' }, expect: 'error' },
+            { tool: 'write_file', arguments: { path: `${dir}/../escape2.txt`, content: 'x' }, expect: 'error' },
+            { tool: 'write_file', arguments: { path: join(dir, 'link', 'pwned.txt'), content: 'x' }, expect: 'error' },
+            { tool: 'read_text_file', arguments: { path: '/etc/hostname' }, expect: 'error' },
+          ]),
+      }),
+      run('memory-probes', {
+        args: () => [entry('server-memory')],
+        env: (dir) => ({ MEMORY_FILE_PATH: join(dir, 'memory.jsonl') }),
+        raw: fast([
+          { tool: 'create_entities', arguments: { entities: [{ name: 'Ada', entityType: 'person', observations: ['writes code'] }, { name: 'Bob', entityType: 'person', observations: [] }] } },
+          { tool: 'create_relations', arguments: { relations: [{ from: 'Ada', to: 'Bob', relationType: 'knows' }] } },
+          { tool: 'add_observations', arguments: { observations: [{ entityName: 'Ada', contents: ['likes tea'] }] } },
+          { tool: 'add_observations', arguments: { observations: [{ entityName: 'Nobody', contents: ['x'] }] }, expect: 'error' },
+          { tool: 'search_nodes', arguments: { query: 'tea' } },
+          { tool: 'open_nodes', arguments: { names: ['Ada', 'Zed'] } },
+          { tool: 'delete_observations', arguments: { deletions: [{ entityName: 'Ada', observations: ['likes tea'] }] } },
+          { tool: 'delete_relations', arguments: { relations: [{ from: 'Ada', to: 'Bob', relationType: 'knows' }] } },
+          { tool: 'delete_entities', arguments: { entityNames: ['Bob'] } },
+        ]),
+      }),
+    ]);
+    Object.assign(probed, { everything, filesystem, memory });
+  }, 60_000);
+
+  it('the runs stay standard, fast, and leave no process', () => {
+    for (const [name, r] of Object.entries(probed)) {
+      // probes: and checks.<id>.enabled are free keys: still a standard run.
+      expect(r.report.standard, name).toBe(true);
+      expect(r.ms, name).toBeLessThan(20_000);
+      expect(verdicts(r.report)['protocol-errors'], name).toBeUndefined();
+      expectNoProcessLeft(r);
+    }
+  });
+
+  it('everything: every valid call succeeds; get-structured-content conforms to its outputSchema', () => {
+    const r = probed.everything.report;
+    expect(verdicts(r)).toMatchObject({ handshake: 'pass', 'robust-input': 'pass', 'tool-schemas': 'pass' });
+    // All 12 answered as plain successes (the toggles start and stop timers that emit
+    // notifications/message; sealmark ignores them: no stdout noise, no stray).
+    expect(userProbes(r).map((c) => [c.tool, c.class])).toEqual([
+      ['toggle-simulated-logging', 'accepted'], ['toggle-subscriber-updates', 'accepted'], ['echo', 'accepted'], ['get-sum', 'accepted'],
+      ['get-structured-content', 'accepted'], ['get-annotated-message', 'accepted'], ['get-resource-links', 'accepted'],
+      ['get-resource-reference', 'accepted'], ['trigger-long-running-operation', 'accepted'], ['gzip-file-as-resource', 'accepted'],
+      ['toggle-simulated-logging', 'accepted'], ['toggle-subscriber-updates', 'accepted'],
+    ]);
+    expect(textOf(userProbes(r).find((c) => c.tool === 'get-sum')!)).toBe('The sum of 2 and 3 is 5.');
+    // structuredContent {temperature, conditions, humidity} validated against the declared
+    // outputSchema (draft-07, additionalProperties: false): no structured-content-* finding.
+    const sc = rawOf(userProbes(r).find((c) => c.tool === 'get-structured-content')!).result!.structuredContent as Record<string, unknown>;
+    expect(Object.keys(sc).sort()).toEqual(['conditions', 'humidity', 'temperature']);
+    expect(checkOf(r, 'tool-schemas').findings).toEqual([]);
+    expect(findingsOf(r, 'robust-input', 'user-probe-unexpected')).toEqual([]);
+    // With probes for them, the toggles are no longer "needs a probe", only "not probed".
+    expect(findingsOf(r, 'robust-input', 'needs-probe')).toEqual([]);
+    // …and the task-required tool is skipped too.
+    expect(findingsOf(r, 'robust-input', 'skipped').map((f) => f.tool)).toEqual(['toggle-simulated-logging', 'toggle-subscriber-updates', 'simulate-research-query']);
+    expect(findingsOf(r, 'handshake', 'stdout-noise')).toEqual([]);
+    expect(r.coverage.tools.filter((t) => t.level === 'hygiene-only').map((t) => t.name)).toEqual(['simulate-research-query']);
+  });
+
+  it('filesystem: writes land inside the allowed folder only; escapes are refused', () => {
+    const run = probed.filesystem;
+    const r = run.report;
+    expect(verdicts(r)).toMatchObject({ handshake: 'pass', 'robust-input': 'pass', 'tool-schemas': 'pass' });
+    const calls = userProbes(r);
+    // 14 valid calls succeed; each carries structuredContent {content: …} that conforms to its
+    // outputSchema (read_media_file's is an array of resource blocks): tool-schemas has no finding.
+    expect(calls.slice(0, 14).map((c) => c.class)).toEqual(Array(14).fill('accepted'));
+    expect(checkOf(r, 'tool-schemas').findings).toEqual([]);
+    expect(rawOf(calls[1]!).result).toEqual({ content: [{ type: 'text', text: 'one' }], structuredContent: { content: 'one' } });
+    // The four escape attempts: isError "Access denied - …", naming no parameter → rejected-unnamed,
+    // which is what `expect: error` wanted (no user-probe-unexpected finding).
+    const home = join(run.dir, '..');
+    expect(calls.slice(14).map((c) => [c.class, textOf(c)])).toEqual([
+      ['rejected-unnamed', `Access denied - path outside allowed directories: ${join(home, 'escape.txt')} not in ${run.dir}`],
+      ['rejected-unnamed', `Access denied - path outside allowed directories: ${join(home, 'escape2.txt')} not in ${run.dir}`],
+      ['rejected-unnamed', `Access denied - symlink target outside allowed directories: ${join(home, 'outside')} not in ${run.dir}`],
+      ['rejected-unnamed', `Access denied - path outside allowed directories: /etc/hostname not in ${run.dir}`],
+    ]);
+    expect(findingsOf(r, 'robust-input', 'user-probe-unexpected')).toEqual([]);
+    // Before: allowed/, allowed/link → outside/. After: what the probes created, all inside allowed/
+    // (a.txt was moved to sub/b.txt; the relative path resolved against the allowed folder); outside/
+    // and the temp folder's root are untouched.
+    expect(run.before).toEqual(['allowed', 'allowed/link', 'outside']);
+    expect(run.after).toEqual(['allowed', 'allowed/link', 'allowed/relative.txt', 'allowed/sub', 'allowed/sub/b.txt', 'outside']);
+    expect(readdirSync(join(home, 'outside'))).toEqual([]);
+    expect(readFileSync(join(run.dir, 'sub', 'b.txt'), 'utf8')).toBe('one\ntwo\n'); // dryRun edit changed nothing
+  });
+
+  it('memory: the graph lives in the memory file inside the temp folder', () => {
+    const run = probed.memory;
+    const r = run.report;
+    expect(verdicts(r)).toMatchObject({ handshake: 'pass', 'robust-input': 'pass', 'tool-schemas': 'pass' });
+    // Every write and read tool's structuredContent conforms to its outputSchema.
+    expect(checkOf(r, 'tool-schemas').findings).toEqual([]);
+    const calls = userProbes(r);
+    expect(calls.map((c) => c.class)).toEqual(['accepted', 'accepted', 'accepted', 'rejected-unnamed', 'accepted', 'accepted', 'accepted', 'accepted', 'accepted']);
+    // An unknown entity is an isError result that names no parameter.
+    expect(textOf(calls[3]!)).toBe('Entity with name Nobody not found');
+    expect(findingsOf(r, 'robust-input', 'user-probe-unexpected')).toEqual([]);
+    expect(r.coverage.tools.every((t) => t.level === 'exercised')).toBe(true);
+    // The only file created: allowed/memory.jsonl, holding Ada (Bob deleted, relation deleted).
+    expect(run.after).toEqual(['allowed', 'allowed/memory.jsonl']);
+    const lines = readFileSync(join(run.dir, 'memory.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines).toEqual([{ type: 'entity', name: 'Ada', entityType: 'person', observations: ['writes code'] }]);
+  });
+});
+
+// --- replayed real replies (fixtures) -------------------------------------------------------------
+
+describe('replayed real replies', () => {
+  it('real-filesystem-roots-request: a server→client roots/list request mid-session is answered -32601, not graded', async () => {
+    const r = await auditFixture('real-filesystem-roots-request.mjs');
+    // The fixture sends {"method":"roots/list","id":0} on notifications/roots/list_changed, as the
+    // real server does. It is a request, not an answer to the notification: protocol-errors passes,
+    // and sealmark answered it with -32601 (it declared no roots), which the fixture logs.
+    expect(verdicts(r)).toEqual({ handshake: 'pass', 'robust-input': 'pass', 'protocol-errors': 'pass', 'tool-schemas': 'pass' });
+    expect(findingsOf(r, 'protocol-errors', 'notification-answered')).toEqual([]);
+    expect(r.stderrTail).toContain('Failed to request roots from client: MCP error -32601: Method not found');
+    expect(r.coverage.tools).toEqual([{ name: 'list_allowed_directories', level: 'exercised' }]);
+  });
+
+  it('real-everything-annotated-error: invalid calls rejected, as by the real server', async () => {
+    const r = await auditFixture('real-everything-annotated-error.mjs');
+    expect(verdicts(r)).toMatchObject({ 'robust-input': 'pass' });
+    expect(classCounts(invalidCalls(r))).toEqual({ rejected: 6 });
+  });
+
+  // A VALID call {"messageType":"error"} gets a normal success whose text is "Error: Operation
+  // failed" (a demo of content annotations). SPEC section 4 makes a normal result `text-refusal`
+  // only when its text refuses the input ("invalid input", "is required", "must be" …); this one
+  // refuses nothing, so it is `accepted` and the tool is covered.
+  it('real-everything-annotated-error: a success that says "Error: Operation failed" is accepted (SPEC 4)', async () => {
+    const r = await auditFixture('real-everything-annotated-error.mjs', { probes: [{ tool: 'get-annotated-message', arguments: { messageType: 'error' } }] });
+    const call = toolCalls(r).find((c) => c.probe === 'user-probe')!;
+    expect(textOf(call)).toBe('Error: Operation failed');
+    expect(call.class).toBe('accepted');
+    expect(findingsOf(r, 'robust-input', 'user-probe-unexpected')).toEqual([]);
+    expect(r.coverage.tools).toEqual([{ name: 'get-annotated-message', level: 'exercised' }]);
+    expect(checkOf(r, 'robust-input').verdict).toBe('pass');
+  });
+
+  // A tool listed with "execution":{"taskSupport":"required"} MUST be called as a task (MCP
+  // 2025-11-25), and the server refuses every plain call before reading the arguments. Probing it
+  // would blame correct behaviour, so it is listed as not probed; with no other tool, robust-input
+  // has nothing to judge: n/a.
+  it('real-everything-task-required: a task-required tool is listed as not probed, not as rejected-unnamed', async () => {
+    const r = await auditFixture('real-everything-task-required.mjs');
+    expect(findingsOf(r, 'robust-input', 'rejected-unnamed')).toEqual([]);
+    const notProbed = checkOf(r, 'robust-input').findings.filter((f) => ['skipped', 'needs-probe'].includes(f.messageId) && f.tool === 'simulate-research-query');
+    expect(notProbed).toHaveLength(1);
+    expect(notProbed[0]!.message).toMatch(/task/);
+    expect(checkOf(r, 'robust-input').verdict).toBe('n/a');
+  });
+});
