@@ -31,10 +31,10 @@ export const meta: CheckMeta = {
     { verdict: 'pass', when: 'a known version was negotiated, the server identified itself, declared tools and listed at least one, and stdout carried only JSON-RPC' },
   ],
   messages: {
-    'spawn-failed': 'the server could not be started: {reason}',
-    'exited-during-init': 'the server exited during the handshake: {reason}',
+    'spawn-failed': 'the server could not be started: {detail}',
+    'exited-during-init': 'the server exited during the handshake ({detail})',
     'init-timeout': 'no reply to the handshake within {seconds} s',
-    'init-rejected': 'the handshake failed: {reason}',
+    'init-rejected': 'the handshake failed: {detail}',
     'tools-list-failed': 'tools/list failed: {reason}',
     'empty-tools': 'tools/list returned no tools; nothing could be checked',
     'stdout-noise': '{count} stdout lines ({bytes} bytes) were not JSON-RPC messages, e.g. {first}',
@@ -69,7 +69,7 @@ export const check: Check = {
     const out: Finding[] = [];
     const f = a.openFailure;
     if (f) {
-      const data: Record<string, string | number> = f.reason === 'init-timeout' ? { seconds: a.config.timeout_init_sec } : { reason: f.message };
+      const data: Record<string, string | number> = f.reason === 'init-timeout' ? { seconds: a.config.timeout_init_sec } : { detail: f.detail };
       const quotes = [f.stderrTail.trim().split('\n').slice(-5).join('\n')].filter((q) => q !== '');
       out.push(finding(meta, f.reason, 'fail', data, { quotes }));
       return { id: meta.id, verdict: 'fail', findings: out, notes: [] };

@@ -189,7 +189,7 @@ export const check: Check = {
       out.push(finding(meta, run.stopped.reason, 'info', { tools: run.stopped.notReached.join(', ') }));
     }
     if (run.beyondMaxTools.length > 0) {
-      out.push(finding(meta, 'beyond-max-tools', 'info', { count: run.beyondMaxTools.length, max: a.config.checks['robust-input']?.max_tools as number ?? 25, tools: run.beyondMaxTools.slice(0, 20).join(', ') }));
+      out.push(finding(meta, 'beyond-max-tools', 'info', { count: run.beyondMaxTools.length, max: a.config.checks['robust-input']?.max_tools as number ?? 25, tools: run.beyondMaxTools.slice(0, 20).join(', ') + (run.beyondMaxTools.length > 20 ? ', …' : '') }));
     }
     for (const t of run.tools) {
       if (t.needsProbe) out.push(finding(meta, 'needs-probe', 'info', { tool: t.tool, why: t.skipped ?? 'no arguments to malform' }, {}, { tool: t.tool }));

@@ -144,8 +144,10 @@ export async function gatherRobustInput(rec: Recorder, tools: ListedTool[], conf
   const userProbeTools = new Set(config.probes.map((p) => p.tool));
   let hangs = 0;
 
-  const stop = (reason: 'three-hangs' | 'server-gone', from: number) => {
-    run.stopped = { reason, notReached: chosen.slice(from).map((t) => t.name) };
+  /** Stops probing; `rest` = probes of the current tool not sent (named with the tool). */
+  const stop = (reason: 'three-hangs' | 'server-gone', from: number, current?: string, rest: string[] = []) => {
+    const partly = current && rest.length > 0 ? [`${current} (${rest.join(', ')})`] : [];
+    run.stopped = { reason, notReached: [...partly, ...chosen.slice(from).map((t) => t.name)] };
   };
   const liveness = async (tool: string) => {
     const { alive, exchange } = await rec.session.alive(hangMs);
@@ -163,7 +165,8 @@ export async function gatherRobustInput(rec: Recorder, tools: ListedTool[], conf
     if (planned.needsProbe && !userProbeTools.has(tool.name)) entry.needsProbe = true;
     const declared = propertiesOf(tool.inputSchema).map((p) => p.name);
     const calls = planned.readOnlyNoArgs ? [{ probe: 'read-only-no-args', args: {}, target: '', invalidBecause: [] as string[] }] : planned.plan;
-    for (const p of calls) {
+    for (const [k, p] of calls.entries()) {
+      const rest = () => calls.slice(k + 1).map((x) => x.probe);
       const call = await rec.toolCall(p.probe, tool.name, p.args, hangMs, declared, {
         target: p.target || undefined,
         invalidBecause: p.invalidBecause.length > 0 ? p.invalidBecause : undefined,
@@ -171,15 +174,15 @@ export async function gatherRobustInput(rec: Recorder, tools: ListedTool[], conf
       entry.probes.push(p.probe);
       const cls = call.classification?.class;
       if (cls === 'exited' || rec.session.exited) {
-        stop('server-gone', i + 1);
+        stop('server-gone', i + 1, tool.name, rest());
         break toolLoop;
       }
       if (cls === 'hang' && ++hangs >= MAX_HANGS) {
-        stop('three-hangs', i + 1);
+        stop('three-hangs', i + 1, tool.name, rest());
         break toolLoop;
       }
       if (cls === 'protocol-error' && !(await liveness(tool.name))) {
-        stop('server-gone', i + 1);
+        stop('server-gone', i + 1, tool.name, rest());
         break toolLoop;
       }
     }

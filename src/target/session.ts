@@ -32,8 +32,10 @@ export interface HandshakeInfo {
 /** Why a target could not be audited (exit code 3, SPEC section 2). */
 export interface OpenFailure {
   reason: 'spawn-failed' | 'exited-during-init' | 'init-timeout' | 'init-rejected';
-  /** One line for a human. */
+  /** One line for a human, e.g. `the server exited during the handshake (code 3)`. */
   message: string;
+  /** The particular part of `message` (`code 3`, `command not found`, the SDK's error text). */
+  detail: string;
   exit: ExitInfo | null;
   stderrTail: string;
   noise: NoiseLine[];
@@ -111,12 +113,13 @@ export class Session {
     );
     // The SDK reports stray or unparsable messages here; they are evidence kept by the transport.
     client.onerror = () => {};
-    const failWith = async (reason: OpenFailure['reason'], message: string) => {
+    const failWith = async (reason: OpenFailure['reason'], message: string, detail: string) => {
       await transport.close(500);
       transcript.close();
       return {
         reason,
         message,
+        detail,
         exit: transport.exit,
         stderrTail: transport.stderrText,
         noise: transport.noise,
@@ -139,24 +142,26 @@ export class Session {
       clearTimeout(timer);
     }
     if (outcome === 'timeout') {
-      return failWith('init-timeout', `no reply to the handshake within ${options.initTimeoutMs / 1000} s`);
+      return failWith('init-timeout', `no reply to the handshake within ${options.initTimeoutMs / 1000} s`, `${options.initTimeoutMs / 1000} s`);
     }
     if (outcome instanceof Error) {
       const code = (outcome as NodeJS.ErrnoException).code;
       if (code === 'ENOENT' || code === 'EACCES') {
-        return failWith('spawn-failed', `cannot start ${JSON.stringify(target.command)}: ${code === 'ENOENT' ? 'command not found' : 'permission denied'}`);
+        const why = `${JSON.stringify(target.command)}: ${code === 'ENOENT' ? 'command not found' : 'permission denied'}`;
+        return failWith('spawn-failed', `cannot start ${why}`, why);
       }
       // Give a dying process a moment so its exit status is known.
       await new Promise((r) => setTimeout(r, 100));
       if (transport.exit || wire.closed) {
         const e = transport.exit;
         const how = e ? (e.signal ? `signal ${e.signal}` : `code ${e.code}`) : 'closed';
-        return failWith('exited-during-init', `the server exited during the handshake (${how})`);
+        return failWith('exited-during-init', `the server exited during the handshake (${how})`, how);
       }
       if (/timed? ?out/i.test(outcome.message)) {
-        return failWith('init-timeout', `no reply to the handshake within ${options.initTimeoutMs / 1000} s`);
+        return failWith('init-timeout', `no reply to the handshake within ${options.initTimeoutMs / 1000} s`, `${options.initTimeoutMs / 1000} s`);
       }
-      return failWith('init-rejected', `the handshake failed: ${outcome.message.slice(0, 300)}`);
+      const detail = outcome.message.slice(0, 300);
+      return failWith('init-rejected', `the handshake failed: ${detail}`, detail);
     }
     const handshake: HandshakeInfo = {
       protocolVersion: client.getNegotiatedProtocolVersion(),

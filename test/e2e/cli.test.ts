@@ -1,0 +1,235 @@
+/**
+ * The real binary, `node bin/sealmark.js`, end to end (SPEC section 2): exit codes, formats, the
+ * demo, config errors, explain / list-checks, `call`, transcripts, and replay lines that really
+ * reproduce their findings. Needs a built dist/ (`npm test` builds before vitest).
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fixture, root } from '../helpers/run.js';
+import type { Report } from '../../src/report/build.js';
+
+const BIN = join(root, 'bin', 'sealmark.js');
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `node bin/sealmark.js …args` (or a shell line) and collects its output. */
+function run(args: string[], opts: { cwd?: string; shell?: string } = {}): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = opts.shell
+      ? spawn('sh', ['-c', opts.shell], { cwd: opts.cwd ?? root, env: { ...process.env, NO_COLOR: '1' } })
+      : spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd ?? root, env: { ...process.env, NO_COLOR: '1' } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const tmpDirs: string[] = [];
+function tempDir(): string {
+  const d = mkdtempSync(join(tmpdir(), 'sealmark-cli-test-'));
+  tmpDirs.push(d);
+  return d;
+}
+
+/** The independent runs, started together once (each CLI start costs about a second of CPU). */
+let runs: Record<string, Promise<Run>>;
+const configDirs: Record<string, string> = {};
+let transcriptFile: string;
+
+beforeAll(() => {
+  if (!existsSync(join(root, 'dist', 'cli.js'))) throw new Error('dist/ is missing: run `npx tsc -p .` (npm test builds first)');
+  configDirs.boolean = tempDir();
+  writeFileSync(join(configDirs.boolean, 'sealmark.config.json'), '{"timeout_probe_sec": true}');
+  configDirs.unknown = tempDir();
+  writeFileSync(join(configDirs.unknown, 'sealmark.config.json'), '{"timeout_probe_secs": 5}');
+  runs = {
+    text: run(['audit', '--demo']),
+    json: run(['audit', '--demo', '--format', 'json']),
+    failUnder: run(['audit', '--demo', '--fail-under', 'A']),
+    missing: run(['audit', '--', '/nonexistent/sealmark-no-such-server']),
+    exitsJson: run(['audit', '--format', 'json', '--', process.execPath, fixture('exits-during-init.mjs')]),
+    configBoolean: run(['audit', '--demo'], { cwd: configDirs.boolean }),
+    configUnknown: run(['audit', '--demo'], { cwd: configDirs.unknown }),
+    noCommand: run(['audit']),
+    explain: run(['explain', 'robust-input']),
+    listChecks: run(['list-checks']),
+    call: run(['call', '--tool', 'get_note', '--args', '{}', '--', 'node', 'demo/server.mjs']),
+    transcript: run(['audit', '--demo', '--transcript', (transcriptFile = join(tempDir(), 't.jsonl'))]),
+  };
+});
+
+afterAll(() => {
+  for (const d of tmpDirs) rmSync(d, { recursive: true, force: true });
+});
+
+describe('sealmark audit --demo', () => {
+  let text: Run;
+  let json: Run;
+  let report: Report;
+  beforeAll(async () => {
+    [text, json] = await Promise.all([runs.text!, runs.json!]);
+    report = JSON.parse(json.stdout) as Report;
+  });
+
+  it('exits 0 and prints a grade line and the planted findings, without colour when piped', () => {
+    expect(text.code).toBe(0);
+    expect(text.stderr).toBe('');
+    expect(text.stdout).toMatch(/^grade [A-F] \d+(\.\d+)?% · (exercised|hygiene-only)/m);
+    expect(text.stdout).toContain("partial internal-error: get_note: an unhandled runtime error came back instead of a validation error (missing-required): TypeError: Cannot read properties of undefined (reading 'toLowerCase')");
+    expect(text.stdout).toContain("partial accepted: add_note: schema-invalid arguments were accepted (missing-required: (root) must have required property 'title')");
+    expect(text.stdout).toContain('partial leak: render_note: the reply to wrong-types leaks internals');
+    expect(text.stdout).toContain('at renderNote (/home/demo/notes/render.js:12:7)');
+    expect(text.stdout).toContain("replay  sealmark call --tool get_note --args '{}' -- node ");
+    expect(text.stdout).not.toContain('\u001b[');
+  });
+
+  it('--format json parses, schemaVersion 1, protocol 2025-11-25, the same findings', () => {
+    expect(json.code).toBe(0);
+    expect(report.schemaVersion).toBe(1);
+    expect(report.protocol?.version).toBe('2025-11-25');
+    expect(report.status).toBe('audited');
+    const ri = report.checks.find((c) => c.id === 'robust-input')!;
+    const kinds = ri.findings.filter((f) => f.level !== 'info').map((f) => `${f.messageId}:${f.tool}`);
+    expect(kinds).toEqual(expect.arrayContaining(['internal-error:get_note', 'accepted:add_note', 'leak:render_note']));
+  });
+
+  it('--fail-under A exits 1 (the demo grades below A)', async () => {
+    expect(report.grade.letter).not.toBe('A');
+    const r = await runs.failUnder!;
+    expect(r.code).toBe(1);
+  });
+
+  it('each kind of finding replays to the same reply class', async () => {
+    const ri = report.checks.find((c) => c.id === 'robust-input')!;
+    const wanted = [
+      ['internal-error', 'get_note'],
+      ['accepted', 'add_note'],
+      ['leak', 'render_note'],
+    ] as const;
+    const checks = wanted.map(async ([messageId, tool]) => {
+      const f = ri.findings.find((x) => x.messageId === messageId && x.tool === tool)!;
+      expect(f.replay, messageId).toMatch(/^sealmark call --tool \S+ --args '[^']*' -- node \S+\/demo\/server\.mjs$/);
+      const call = report.calls.find((c) => c.seq === f.evidence.calls![0])!;
+      expect(f.replay).toContain(`--args '${JSON.stringify((JSON.parse(call.request) as { params: { arguments: unknown } }).params.arguments)}'`);
+      const line = f.replay!.replace(/^sealmark /, `${process.execPath} ${BIN} `);
+      const r = await run([], { shell: line });
+      expect(r.code, `${line}\n${r.stderr}`).toBe(0);
+      expect(r.stdout).toMatch(new RegExp(`^class {4}${call.class}$`, 'm'));
+      const sent = /^sent {5}(.*)$/m.exec(r.stdout)?.[1];
+      expect(sent?.replace(/"id":\d+/, '"id":0')).toBe(call.request.replace(/"id":\d+/, '"id":0'));
+      if (messageId === 'leak') expect(r.stdout).toContain('leak     js-frame: at renderNote (/home/demo/notes/render.js:12:7)');
+      return call.class;
+    });
+    // internal-error, accepted, and a rejected call that leaks.
+    expect(await Promise.all(checks)).toEqual(['internal-error', 'accepted', 'rejected']);
+  });
+});
+
+describe('exit code 3: the target could not be audited', () => {
+  it('a missing command: exit 3 and a one-line reason on stderr', async () => {
+    const r = await runs.missing!;
+    expect(r.code).toBe(3);
+    const lines = r.stderr.trimEnd().split('\n');
+    expect(lines).toEqual(['sealmark: the target could not be audited: cannot start "/nonexistent/sealmark-no-such-server": command not found']);
+  });
+
+  it('--format json for a server that exits during init: exit 3 and a not-audited JSON report', async () => {
+    const r = await runs.exitsJson!;
+    expect(r.code).toBe(3);
+    const rep = JSON.parse(r.stdout) as Report;
+    expect(rep.status).toBe('not-audited');
+    expect(rep.notAudited?.reason).toBe('exited-during-init');
+    expect(rep.notAudited?.notChecked).toEqual(['robust-input', 'protocol-errors', 'tool-schemas']);
+    expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+  });
+});
+
+describe('exit code 2: config and usage errors', () => {
+  it('a Boolean where a number is expected names the key', async () => {
+    const r = await runs.configBoolean!;
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('timeout_probe_sec');
+    expect(r.stderr).toMatch(/got true/);
+    expect(r.stdout).toBe('');
+  });
+
+  it('an unknown key is named', async () => {
+    const r = await runs.configUnknown!;
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('timeout_probe_secs');
+    expect(r.stderr).toContain('unknown key');
+  });
+
+  it('audit with no command is a usage error', async () => {
+    const r = await runs.noCommand!;
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('no server command given');
+  });
+});
+
+describe('explain, list-checks, call', () => {
+  it('explain robust-input prints its probes', async () => {
+    const r = await runs.explain!;
+    expect(r.code).toBe(0);
+    expect(r.stdout.startsWith('# robust-input')).toBe(true);
+    for (const p of ['missing-required', 'wrong-types', 'nulls', 'extra-argument', 'string-as-object', 'nested-string', 'nested-item', 'read-only-no-args']) {
+      expect(r.stdout, p).toContain(`\`${p}\``);
+    }
+  });
+
+  it('list-checks lists the four core checks', async () => {
+    const r = await runs.listChecks!;
+    expect(r.code).toBe(0);
+    const ids = r.stdout
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((l) => l.split(/\s+/)[0]);
+    expect(ids).toEqual(['handshake', 'robust-input', 'protocol-errors', 'tool-schemas']);
+    expect(r.stdout).toMatch(/^robust-input\s+core\s+scored\s+Survives malformed tool input$/m);
+  });
+
+  it("call --tool get_note --args '{}' prints class internal-error", async () => {
+    const r = await runs.call!;
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^class {4}internal-error$/m);
+    expect(r.stdout).toMatch(/^sent {5}\{"jsonrpc":"2\.0","id":\d+,"method":"tools\/call","params":\{"name":"get_note","arguments":\{\}\}\}$/m);
+    expect(r.stdout).toContain("TypeError: Cannot read properties of undefined (reading 'toLowerCase')");
+  });
+});
+
+describe('--transcript', () => {
+  it('writes every message both ways as JSON lines with t, ms, dir, message', async () => {
+    const r = await runs.transcript!;
+    expect(r.code).toBe(0);
+    const lines = readFileSync(transcriptFile, 'utf8').trimEnd().split('\n');
+    expect(lines.length).toBeGreaterThan(20);
+    const entries = lines.map((l) => JSON.parse(l) as { t: string; ms: number; dir: string; message: Record<string, unknown> });
+    for (const e of entries) {
+      expect(Object.keys(e).sort()).toEqual(['dir', 'message', 'ms', 't']);
+      expect(new Date(e.t).toISOString()).toBe(e.t);
+      expect(typeof e.ms).toBe('number');
+      expect(['send', 'recv']).toContain(e.dir);
+    }
+    expect(entries.some((e) => e.dir === 'send')).toBe(true);
+    expect(entries.some((e) => e.dir === 'recv')).toBe(true);
+    const init = entries.find((e) => e.dir === 'send' && e.message.method === 'initialize');
+    expect(init).toBeDefined();
+    const initId = init!.message.id;
+    expect(entries.some((e) => e.dir === 'recv' && e.message.id === initId && typeof e.message.result === 'object')).toBe(true);
+    // The probes are there too.
+    expect(entries.some((e) => e.dir === 'send' && e.message.method === 'tools/call')).toBe(true);
+    // ms never goes backwards.
+    for (let i = 1; i < entries.length; i++) expect(entries[i]!.ms).toBeGreaterThanOrEqual(entries[i - 1]!.ms);
+  });
+});

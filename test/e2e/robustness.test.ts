@@ -1,0 +1,185 @@
+/**
+ * Bad input to sealmark itself: a stdout flood, a 20 MB reply line, and servers that hang, exit or
+ * never answer. sealmark must finish, stay bounded, and leave no process behind (SPEC section 3,
+ * step 4: "no orphan processes").
+ *
+ * The report does not expose the server's pid, so each audit passes the fixture an extra, unique
+ * argument (the fixtures ignore unknown arguments) and `ps` is searched for it during and after the run.
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { checkOf, findingsOf, fixtureCommand } from '../helpers/run.js';
+import { audit } from '../../src/audit.js';
+import { configRegistry } from '../../src/config/defaults.js';
+import { parseConfig } from '../../src/config/schema.js';
+import type { Report } from '../../src/report/build.js';
+
+const execFileP = promisify(execFile);
+
+/** Processes whose command line contains `tag`. */
+async function processesWith(tag: string): Promise<{ pid: number; args: string }[]> {
+  const { stdout } = await execFileP('ps', ['-eo', 'pid=,args='], { maxBuffer: 16 * 1024 * 1024 });
+  const out: { pid: number; args: string }[] = [];
+  for (const line of stdout.split('\n')) {
+    const m = /^\s*(\d+)\s+(.*)$/.exec(line);
+    if (m && m[2]!.includes(tag)) out.push({ pid: Number(m[1]), args: m[2]! });
+  }
+  return out;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+let counter = 0;
+
+/**
+ * Audits a fixture while watching its process; returns the report, the pids seen, and what is left
+ * after. `ps` runs only a few times (300 ms after the start, and when robust-input starts), so the
+ * watching does not slow the audit down.
+ */
+async function watchedAudit(
+  name: string,
+  raw: Record<string, unknown> = {},
+  extra: string[] = [],
+): Promise<{ report: Report; seen: number[]; left: { pid: number; args: string }[]; ms: number }> {
+  const tag = `--sealmark-test-tag-${process.pid}-${++counter}-${name.replace(/\W/g, '_')}`;
+  const seen = new Set<number>();
+  const snapshots: Promise<void>[] = [];
+  const snapshot = () => {
+    snapshots.push(
+      processesWith(tag).then((ps) => {
+        for (const p of ps) seen.add(p.pid);
+      }),
+    );
+  };
+  const { command, args } = fixtureCommand(name);
+  const timer = setTimeout(snapshot, 300);
+  let probing = false;
+  const t0 = Date.now();
+  const report = await audit({
+    command,
+    args: [...args, ...extra, tag],
+    config: parseConfig(raw, configRegistry()),
+    onProgress: (p) => {
+      if (p.phase === 'robust-input' && !probing) {
+        probing = true;
+        snapshot();
+      }
+    },
+  });
+  const ms = Date.now() - t0;
+  clearTimeout(timer);
+  await Promise.all(snapshots);
+  const left = await processesWith(tag);
+  return { report, seen: [...seen], left, ms };
+}
+
+function expectNoneLeft(w: { seen: number[]; left: { pid: number; args: string }[] }, mustHaveSeen: boolean): void {
+  if (mustHaveSeen) expect(w.seen.length, 'the server process was seen while it ran').toBeGreaterThan(0);
+  expect(w.left).toEqual([]);
+  for (const pid of w.seen) expect(isAlive(pid), `pid ${pid}`).toBe(false);
+}
+
+describe('stdout-flood.mjs: 50 MB of garbage lines before every reply', () => {
+  it('completes with a bounded `stdout-noise` finding; replies are still matched; nothing left running', async () => {
+    const w = await watchedAudit('stdout-flood.mjs', { checks: { 'protocol-errors': { enabled: false } } });
+    const r = w.report;
+    expect(r.status).toBe('audited');
+    expect(checkOf(r, 'handshake').verdict).toBe('partial');
+    const [f] = findingsOf(r, 'handshake', 'stdout-noise');
+    // Every flood line was counted: 51,200 lines of 1,023 bytes (plus newline) per tools/call.
+    const toolCalls = r.calls.filter((c) => c.method === 'tools/call').length;
+    expect(toolCalls).toBeGreaterThanOrEqual(5);
+    expect(f!.data.count).toBe(51_200 * toolCalls);
+    expect(f!.data.bytes).toBe(51_200 * 1023 * toolCalls);
+    expect(Number(f!.data.bytes)).toBeGreaterThanOrEqual(50 * 1024 * 1024);
+    // Only a few lines kept, each cut short.
+    expect(f!.evidence.quotes!.length).toBeGreaterThan(0);
+    expect(f!.evidence.quotes!.length).toBeLessThanOrEqual(5);
+    for (const q of f!.evidence.quotes!) {
+      expect(q.startsWith('garbage xxx')).toBe(true);
+      expect(q.length).toBeLessThanOrEqual(200);
+    }
+    expect(JSON.stringify(r).length).toBeLessThan(500_000);
+    // The replies behind the flood were read and classified.
+    expect(checkOf(r, 'robust-input').verdict).not.toBe('fail');
+    expect(r.calls.filter((c) => c.method === 'tools/call').every((c) => c.class === 'rejected')).toBe(true);
+    expectNoneLeft(w, true);
+  });
+});
+
+describe('huge-reply.mjs: a 20 MB reply line to every call', () => {
+  it('drops each reply at the line limit quickly (well under the hang limit) and reports `protocol-error`', async () => {
+    const w = await watchedAudit('huge-reply.mjs', { checks: { 'protocol-errors': { enabled: false } } });
+    const r = w.report;
+    const hangLimitMs = 10_000;
+    expect(r.status).toBe('audited');
+    const calls = r.calls.filter((c) => c.method === 'tools/call');
+    expect(calls.length).toBeGreaterThanOrEqual(4);
+    for (const c of calls) {
+      expect(c.class, c.probe).toBe('protocol-error');
+      expect(c.reply.kind).toBe('malformed');
+      expect(c.durationMs, c.probe).toBeLessThan(hangLimitMs);
+      expect(JSON.stringify(c.reply).length, "the 20 MB line is not kept").toBeLessThan(1000);
+    }
+    const [f] = findingsOf(r, 'robust-input', 'protocol-error');
+    expect(f!.level).toBe('partial');
+    expect(f!.message).toMatch(/^dump: the reply to wrong-types is not valid JSON-RPC \(reply of \d+ bytes exceeds the 16777216 byte line limit and was dropped unread\)$/);
+    expect(Number(/reply of (\d+) bytes/.exec(f!.message)![1])).toBeGreaterThan(20 * 1024 * 1024);
+    expect(f!.evidence.calls).toEqual(calls.map((c) => c.seq));
+    expect(checkOf(r, 'robust-input').verdict).toBe('partial');
+    // After each protocol error, liveness: the server is asked, and answers.
+    for (const c of calls) {
+      const next = r.calls.find((x) => x.seq === c.seq + 1)!;
+      expect(next.probe).toBe('liveness');
+      expect(next.reply.kind).toBe('response');
+    }
+    // A huge line is not stdout noise when it answered a request in flight.
+    expect(findingsOf(r, 'handshake', 'stdout-noise')).toEqual([]);
+    expect(JSON.stringify(r).length).toBeLessThan(500_000);
+    expectNoneLeft(w, true);
+  });
+});
+
+describe('no process is left behind', () => {
+  it('a server that hangs on calls', async () => {
+    const w = await watchedAudit('hangs-on-wrong-type.mjs', { checks: { 'robust-input': { hang_ms: 300 }, 'protocol-errors': { enabled: false } } });
+    expect(checkOf(w.report, 'robust-input').verdict).toBe('fail');
+    expectNoneLeft(w, true);
+  });
+
+  it('a server that never answers initialize (timeout_init_sec 1)', async () => {
+    const w = await watchedAudit('never-initializes.mjs', { timeout_init_sec: 1 });
+    expect(w.report.notAudited?.reason).toBe('init-timeout');
+    expect(w.ms).toBeLessThan(5000);
+    expectNoneLeft(w, true);
+  });
+
+  it('a server that exits during the handshake', async () => {
+    const w = await watchedAudit('exits-during-init.mjs');
+    expect(w.report.notAudited?.reason).toBe('exited-during-init');
+    expectNoneLeft(w, false);
+  });
+
+  it('a server that exits on a probe', async () => {
+    const w = await watchedAudit('exits-on-null.mjs');
+    expect(checkOf(w.report, 'robust-input').verdict).toBe('fail');
+    expectNoneLeft(w, false);
+  });
+
+  it('an SDK server and a Python server, after a full audit', async () => {
+    const sdk = await watchedAudit('correct-sdk.mjs', { checks: { 'protocol-errors': { enabled: false } } });
+    expect(sdk.report.status).toBe('audited');
+    expectNoneLeft(sdk, true);
+    const py = await watchedAudit('c2_traceback.py', { checks: { 'robust-input': { hang_ms: 2000 } } });
+    expect(py.report.status).toBe('audited');
+    expectNoneLeft(py, true);
+  });
+});
