@@ -12,6 +12,7 @@
 //   list_tags()                         — none: no arguments, readOnlyHint:true, returns the tags.
 //   render_note(id: string)             — rejects a non-string id, but its error text includes a
 //       stack frame "at renderNote (/home/demo/notes/render.js:12:7)"             -> leak
+//       and it reads a null id as "absent", so {"id": null} succeeds              -> accepted
 //
 // The handshake accepts protocol versions 2024-11-05 .. 2025-11-25; the process exits when stdin closes.
 import { createInterface } from 'node:readline';
