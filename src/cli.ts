@@ -4,11 +4,7 @@
  * 3 the target could not be audited.
  */
 import { Command, CommanderError, Option } from 'commander';
-import { runAudit } from './commands/audit.js';
-import { runCall } from './commands/call.js';
-import { runExplain, runListChecks } from './commands/explain.js';
-import { UsageError } from './commands/common.js';
-import { ConfigError } from './config/schema.js';
+import { isUserError } from './errors.js';
 import { VERSION } from './version.js';
 import { killAllTargets } from './target/stdio-transport.js';
 
@@ -60,6 +56,8 @@ export async function main(argv: string[]): Promise<number> {
     .option('--verbose', 'show informational findings and notes')
     .option('--no-color', 'no colour in text output')
     .action(async (command: string[], opts) => {
+      // Commands load on demand: `--version` and `explain` must not pay for the MCP client and zod.
+      const { runAudit } = await import('./commands/audit.js');
       code = await runAudit(command, opts);
     });
 
@@ -72,6 +70,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--timeout-probe <sec>', 'seconds to wait for the reply', '10')
     .option('--env <KEY=VALUE>', 'environment variable for the server (repeatable)', collect, [])
     .action(async (command: string[], opts) => {
+      const { runCall } = await import('./commands/call.js');
       code = await runCall(command, opts);
     });
 
@@ -79,14 +78,16 @@ export async function main(argv: string[]): Promise<number> {
     .command('explain')
     .description("Print a check's documentation; without an id, list all checks")
     .argument('[check-id]')
-    .action((id: string | undefined) => {
+    .action(async (id: string | undefined) => {
+      const { runExplain } = await import('./commands/explain.js');
       code = runExplain(id);
     });
 
   program
     .command('list-checks')
     .description('List checks: id, pack, weight, title')
-    .action(() => {
+    .action(async () => {
+      const { runListChecks } = await import('./commands/explain.js');
       code = runListChecks();
     });
 
@@ -97,7 +98,7 @@ export async function main(argv: string[]): Promise<number> {
     if (err instanceof CommanderError) {
       return err.exitCode === 0 ? 0 : 2;
     }
-    if (err instanceof ConfigError || err instanceof UsageError) {
+    if (isUserError(err)) {
       process.stderr.write(`sealmark: ${err.message}\n`);
       return 2;
     }

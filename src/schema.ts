@@ -56,7 +56,13 @@ export type Compiled =
   | { ok: true; dialect: Dialect; validate: (value: unknown) => string[] }
   | { ok: false; error: string };
 
-const compiledCache = new WeakMap<object, Compiled>();
+/**
+ * Compiled schemas by their JSON text: servers list many identical schemas, and Ajv keeps every
+ * schema it compiled, so compiling each text once bounds both time and memory. Past
+ * {@link MAX_CACHED} texts the cache and the Ajv instances are dropped and start again.
+ */
+const compiledCache = new Map<string, Compiled>();
+const MAX_CACHED = 2000;
 
 /**
  * Compiles `schema` in its dialect. `validate` returns Ajv's errors as `"<instancePath> <message>"`
@@ -66,15 +72,33 @@ export function compileSchema(schema: unknown): Compiled {
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
     return { ok: false, error: 'schema is not an object' };
   }
-  const cached = compiledCache.get(schema);
+  let key: string;
+  try {
+    key = JSON.stringify(schema);
+  } catch {
+    return { ok: false, error: 'schema cannot be serialised' };
+  }
+  const cached = compiledCache.get(key);
   if (cached) return cached;
+  if (compiledCache.size >= MAX_CACHED) {
+    compiledCache.clear();
+    instances.clear();
+  }
   const dialect = dialectOf(schema);
   let result: Compiled;
   if (!dialect) {
     result = { ok: false, error: `unsupported $schema ${JSON.stringify((schema as { $schema?: unknown }).$schema)}` };
   } else {
     try {
-      const fn = ajvFor(dialect).compile(schema);
+      let fn: ValidateFunction;
+      try {
+        fn = ajvFor(dialect).compile(schema);
+      } catch (err) {
+        // Two different schemas that share an `$id` clash inside one Ajv: compile this one alone.
+        if (!(err instanceof Error && /already exists/.test(err.message))) throw err;
+        instances.delete(dialect);
+        fn = ajvFor(dialect).compile(schema);
+      }
       result = {
         ok: true,
         dialect,
@@ -84,7 +108,7 @@ export function compileSchema(schema: unknown): Compiled {
       result = { ok: false, error: err instanceof Error ? err.message : String(err) };
     }
   }
-  compiledCache.set(schema, result);
+  compiledCache.set(key, result);
   return result;
 }
 

@@ -3,7 +3,6 @@
  * `sealmark explain`, `docs/checks/<id>.md`, the config schema and (later) SARIF rule help; its
  * `judge` reads what the probes recorded and never sends a request.
  */
-import type { z } from 'zod';
 import type { HandshakeInfo, OpenFailure } from '../target/session.js';
 import type { ExitInfo, NoiseLine } from '../target/stdio-transport.js';
 import type { Exchange } from '../target/wire.js';
@@ -20,8 +19,11 @@ export interface CheckConfigKey {
   /** `locked`: a changed value makes the run non-standard (SPEC section 1). `free`: it does not. */
   standard: 'locked' | 'free';
   meaning: string;
-  /** For `checks.<id>.<key>` keys: what a value must be (zod; never coercing). */
-  schema?: z.ZodType;
+  /**
+   * For `checks.<id>.<key>` keys: what a value must be, as plain data (the config module builds
+   * the zod schema, so reading a check's meta never loads zod).
+   */
+  value?: { type: 'integer' | 'number'; min: number; max: number; nullable?: boolean };
 }
 
 /** One named way a check exercises the server (SPEC section 1, probe). */

@@ -5,9 +5,13 @@
  * not a valid MCP message") and `basic/lifecycle.mdx`.
  */
 import type { Check, CheckMeta } from './check.js';
+import type { OpenFailure } from '../target/session.js';
 import { finding, verdictOf } from './finding.js';
-import { isKnownProtocolVersion } from '../target/session.js';
+import { isKnownProtocolVersion } from '../protocol.js';
 import type { Finding } from '../types.js';
+
+/** Why a target could not be audited; each is also a message id below. */
+const OPEN_FAILURES = ['spawn-failed', 'exited-during-init', 'init-timeout', 'init-rejected'] as const satisfies readonly OpenFailure['reason'][];
 
 export const meta: CheckMeta = {
   id: 'handshake',
@@ -71,7 +75,8 @@ export const check: Check = {
     if (f) {
       const data: Record<string, string | number> = f.reason === 'init-timeout' ? { seconds: a.config.timeout_init_sec } : { detail: f.detail };
       const quotes = [f.stderrTail.trim().split('\n').slice(-5).join('\n')].filter((q) => q !== '');
-      out.push(finding(meta, f.reason, 'fail', data, { quotes }));
+      const id = OPEN_FAILURES.find((r) => r === f.reason) ?? 'init-rejected';
+      out.push(finding(meta, id, 'fail', data, { quotes }));
       return { id: meta.id, verdict: 'fail', findings: out, notes: [] };
     }
     const h = a.handshake!;

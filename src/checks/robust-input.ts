@@ -2,7 +2,6 @@
  * robust-input (pack core, scored): does the server survive and cleanly reject schema-invalid
  * arguments? Seed "Survives malformed tool input"; SPEC section 5.
  */
-import { z } from 'zod';
 import type { Check, CheckMeta } from './check.js';
 import { finding, group, verdictOf } from './finding.js';
 import type { Finding, ProbeCall } from '../types.js';
@@ -31,8 +30,8 @@ export const meta: CheckMeta = {
   severity: 'error',
   requires: ['robust-input'],
   config: [
-    { key: 'checks.robust-input.hang_ms', default: null, standard: 'locked', schema: z.int().min(100).max(600_000).nullable(), meaning: 'Milliseconds a call may go unanswered before it counts as a hang. null derives max(2000, timeout_probe_sec × 1000).' },
-    { key: 'checks.robust-input.max_tools', default: 25, standard: 'locked', schema: z.int().min(1).max(10_000), meaning: 'Most tools probed, in listing order.' },
+    { key: 'checks.robust-input.hang_ms', default: null, standard: 'locked', value: { type: 'integer', min: 100, max: 600_000, nullable: true }, meaning: 'Milliseconds a call may go unanswered before it counts as a hang. null derives max(2000, timeout_probe_sec × 1000).' },
+    { key: 'checks.robust-input.max_tools', default: 25, standard: 'locked', value: { type: 'integer', min: 1, max: 10_000 }, meaning: 'Most tools probed, in listing order.' },
     { key: 'timeout_probe_sec', default: 10, standard: 'locked', meaning: 'Seconds a probe call may take (flag --timeout-probe); feeds the hang limit.' },
   ],
   probes: [

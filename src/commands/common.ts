@@ -3,8 +3,9 @@ import { loadConfig, mergeCliOverrides } from '../config/load.js';
 import { configRegistry } from '../config/defaults.js';
 import type { ResolvedConfig } from '../config/schema.js';
 
-/** A mistake on the command line (exit code 2). */
-export class UsageError extends Error {}
+import { UsageError } from '../errors.js';
+
+export { UsageError };
 
 /** Parses repeated `--env KEY=VALUE` options. Throws UsageError for an entry without `=`. */
 export function parseEnvList(list: string[] | undefined): Record<string, string> {

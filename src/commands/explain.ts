@@ -1,7 +1,7 @@
 /** `sealmark explain [id]` and `sealmark list-checks`: docs generated from the checks' own data. */
 import { checkById, checks } from '../checks/index.js';
 import { renderCheckDoc, renderCheckList } from '../docs.js';
-import { UsageError } from './common.js';
+import { UsageError } from '../errors.js';
 
 /** Prints one check's documentation, or the list of checks. Throws UsageError for an unknown id. */
 export function runExplain(id: string | undefined): number {

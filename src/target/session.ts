@@ -12,8 +12,6 @@ import { WireTransport, type Exchange } from './wire.js';
 import { Transcript } from './transcript.js';
 import { VERSION } from '../version.js';
 
-/** Protocol versions sealmark knows (SPEC section 3, step 2). */
-export const KNOWN_PROTOCOL_VERSIONS = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25', '2026-07-28'] as const;
 
 /** What the handshake established. */
 export interface HandshakeInfo {
@@ -245,9 +243,4 @@ function stripFlag<T>(x: T & { discoverOnly?: boolean }): T {
     return rest as T;
   }
   return x;
-}
-
-/** True when `v` is a protocol version sealmark knows. */
-export function isKnownProtocolVersion(v: unknown): boolean {
-  return typeof v === 'string' && (KNOWN_PROTOCOL_VERSIONS as readonly string[]).includes(v);
 }

@@ -1,0 +1,209 @@
+#!/usr/bin/env node
+/**
+ * Performance budget of sealmark (run with `npm run bench`, which builds dist first). Prints:
+ *
+ *  (a) overhead: wall time of a robust-input-only audit (the library, as `--only robust-input`)
+ *      of test/fixtures/servers/many-tools.mjs (25 tools, zero latency) next to a minimal
+ *      hand-written JSON-RPC client (child_process + readline, no SDK) that sends the same
+ *      requests — initialize + notifications/initialized, then every `report.calls[].request` in
+ *      order, each awaited. Target: ratio ≤ 1.5.
+ *  (b) cold start of `sealmark --version` and `sealmark explain robust-input`, median of 5, ms.
+ *      Target: ≤ 250 ms.
+ *  (c) peak memory (max RSS) of the same audit run in a child process, MB. Target: ≤ 150 MB.
+ *
+ * Every time is wall time in ms (performance.now). Medians of RUNS runs after one warm-up.
+ * Exit code 0 whatever the figures (a budget report, not a gate); 2 when a run itself failed.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { availableParallelism, loadavg } from 'node:os';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { performance } from 'node:perf_hooks';
+import { audit } from '../dist/audit.js';
+import { configRegistry } from '../dist/config/defaults.js';
+import { parseConfig } from '../dist/config/schema.js';
+import { mergeCliOverrides } from '../dist/config/load.js';
+
+const root = fileURLToPath(new URL('../', import.meta.url));
+const FIXTURE = `${root}test/fixtures/servers/many-tools.mjs`;
+const BIN = `${root}bin/sealmark.js`;
+const RUNS = 5;
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const fmt = (x, d = 0) => x.toFixed(d);
+/** user + system CPU of this process from a process.cpuUsage() delta, ms. */
+const cpuMs = (u) => (u.user + u.system) / 1000;
+
+/** The config `--only robust-input` gives: every other check disabled. */
+function robustOnlyConfig() {
+  const registry = configRegistry();
+  return mergeCliOverrides(parseConfig({}, registry), { only: ['robust-input'] }, registry);
+}
+
+/** One library audit of the fixture; resolves to { ms, report }. */
+async function timedAudit() {
+  const config = robustOnlyConfig();
+  const t0 = performance.now();
+  const report = await audit({ command: process.execPath, args: [FIXTURE], config });
+  const ms = performance.now() - t0;
+  if (report.status !== 'audited') throw new Error(`audit of many-tools did not complete: ${JSON.stringify(report.notAudited)}`);
+  return { ms, report };
+}
+
+/**
+ * The baseline: spawn the fixture, initialize, then send each request line as sealmark sent it and
+ * wait for the reply with its id; close stdin and wait for the exit (as sealmark's close does).
+ * Resolves to the wall time in ms.
+ */
+async function rawClient(requests) {
+  const t0 = performance.now();
+  const child = spawn(process.execPath, [FIXTURE], { stdio: ['pipe', 'pipe', 'ignore'] });
+  const waiting = new Map();
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    let msg;
+    try {
+      msg = JSON.parse(line);
+    } catch {
+      return;
+    }
+    const done = waiting.get(msg?.id);
+    if (done) {
+      waiting.delete(msg.id);
+      done(msg);
+    }
+  });
+  const ask = (line, id) =>
+    new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`raw client: no reply to ${line.slice(0, 120)}`)), 10_000);
+      waiting.set(id, (msg) => {
+        clearTimeout(timer);
+        resolve(msg);
+      });
+      child.stdin.write(line + '\n');
+    });
+  const init = {
+    jsonrpc: '2.0',
+    id: 0,
+    method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench-raw', version: '0' } },
+  };
+  const reply = await ask(JSON.stringify(init), 0);
+  if (!reply.result) throw new Error(`raw client: initialize failed: ${JSON.stringify(reply)}`);
+  child.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
+  for (const line of requests) await ask(line, JSON.parse(line).id);
+  child.stdin.end();
+  if (child.exitCode === null) await once(child, 'exit');
+  return performance.now() - t0;
+}
+
+/** Wall time of one `node <args>` to completion, ms. */
+function timeNode(args) {
+  const t0 = performance.now();
+  const r = spawnSync(process.execPath, args, { encoding: 'utf8' });
+  const ms = performance.now() - t0;
+  if (r.status !== 0) throw new Error(`node ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+  return ms;
+}
+
+/**
+ * Runs the same audit in a child process and returns its peak memory in MB: from GNU
+ * `/usr/bin/time -v` (max RSS of the child and the processes it waited for, i.e. the server too)
+ * when available, and always the child's own `process.resourceUsage().maxRSS`.
+ */
+function peakMemory() {
+  const script = [
+    `import { audit } from ${JSON.stringify(`${root}dist/audit.js`)};`,
+    `import { configRegistry } from ${JSON.stringify(`${root}dist/config/defaults.js`)};`,
+    `import { parseConfig } from ${JSON.stringify(`${root}dist/config/schema.js`)};`,
+    `import { mergeCliOverrides } from ${JSON.stringify(`${root}dist/config/load.js`)};`,
+    `const reg = configRegistry();`,
+    `const config = mergeCliOverrides(parseConfig({}, reg), { only: ['robust-input'] }, reg);`,
+    `const r = await audit({ command: process.execPath, args: [${JSON.stringify(FIXTURE)}], config });`,
+    `if (r.status !== 'audited') process.exit(2);`,
+    `process.stdout.write(JSON.stringify({ maxRssKb: process.resourceUsage().maxRSS, calls: r.calls.length }));`,
+  ].join('\n');
+  const nodeArgs = ['--input-type=module', '-e', script];
+  const useTime = existsSync('/usr/bin/time');
+  const r = useTime
+    ? spawnSync('/usr/bin/time', ['-v', process.execPath, ...nodeArgs], { encoding: 'utf8' })
+    : spawnSync(process.execPath, nodeArgs, { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`memory run exited ${r.status}: ${r.stderr}`);
+  const own = JSON.parse(r.stdout);
+  const m = /Maximum resident set size \(kbytes\): (\d+)/.exec(r.stderr ?? '');
+  return {
+    timeMb: useTime && m ? Number(m[1]) / 1024 : undefined,
+    ownMb: own.maxRssKb / 1024,
+  };
+}
+
+async function main() {
+  const loadBefore = loadavg()[0];
+  // (a) audit vs raw client, interleaved so that machine noise hits both alike.
+  const warm = await timedAudit();
+  const requests = warm.report.calls.map((c) => c.request);
+  const cut = requests.filter((r) => r.endsWith('…'));
+  if (cut.length > 0) throw new Error(`${cut.length} request lines were truncated in the report; cannot replay them`);
+  await rawClient(requests);
+  const auditMs = [];
+  const rawMs = [];
+  const auditCpu = [];
+  const rawCpu = [];
+  for (let i = 0; i < RUNS; i++) {
+    let c = process.cpuUsage();
+    auditMs.push((await timedAudit()).ms);
+    auditCpu.push(cpuMs(process.cpuUsage(c)));
+    c = process.cpuUsage();
+    rawMs.push(await rawClient(requests));
+    rawCpu.push(cpuMs(process.cpuUsage(c)));
+  }
+  const a = median(auditMs);
+  const b = median(rawMs);
+  const ratio = a / b;
+
+  // (b) cold starts (the first spawn warms the file cache and is not counted).
+  timeNode(['-e', '0']);
+  const nodeBare = median(Array.from({ length: RUNS }, () => timeNode(['-e', '0'])));
+  timeNode([BIN, '--version']);
+  const version = median(Array.from({ length: RUNS }, () => timeNode([BIN, '--version'])));
+  const explain = median(Array.from({ length: RUNS }, () => timeNode([BIN, 'explain', 'robust-input'])));
+
+  // (c) peak memory.
+  const mem = peakMemory();
+  const memMb = mem.timeMb ?? mem.ownMb;
+
+  const rows = [
+    ['audit --only robust-input, many-tools (median ms)', fmt(a), '', ''],
+    ['raw JSON-RPC client, same requests (median ms)', fmt(b), '', ''],
+    ['overhead ratio audit / raw', fmt(ratio, 2), '≤ 1.5', ratio <= 1.5 ? 'ok' : 'over'],
+    ['cold start: sealmark --version (median ms)', fmt(version), '≤ 250', version <= 250 ? 'ok' : 'over'],
+    ['cold start: sealmark explain robust-input (median ms)', fmt(explain), '≤ 250', explain <= 250 ? 'ok' : 'over'],
+    [`peak memory of the audit, max RSS (MB${mem.timeMb !== undefined ? ', /usr/bin/time -v' : ', resourceUsage'})`, fmt(memMb, 1), '≤ 150', memMb <= 150 ? 'ok' : 'over'],
+  ];
+  const w = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i].length), ['figure', 'value', 'target', ''][i].length));
+  const line = (r) => `${r[0].padEnd(w[0])}  ${r[1].padStart(w[1])}  ${r[2].padEnd(w[2])}  ${r[3]}`.trimEnd();
+  const out = [
+    `sealmark bench · node ${process.version} · ${requests.length} requests + initialize · ${RUNS} runs after a warm-up`,
+    '',
+    line(['figure', 'value', 'target', '']),
+    line(['-'.repeat(w[0]), '-'.repeat(w[1]), '-'.repeat(w[2]), '----']),
+    ...rows.map(line),
+    '',
+    `context: bare \`node -e 0\` start ${fmt(nodeBare)} ms; audit runs ${auditMs.map((x) => fmt(x)).join(', ')} ms; raw runs ${rawMs.map((x) => fmt(x)).join(', ')} ms;`,
+    `         CPU of this process per run (median): audit ${fmt(median(auditCpu))} ms, raw client ${fmt(median(rawCpu))} ms (the server's CPU not included);`,
+    `         the audit child's own max RSS ${fmt(mem.ownMb, 1)} MB (process.resourceUsage().maxRSS).`,
+    `machine: ${availableParallelism()} CPUs, 1-min load average ${fmt(loadBefore, 2)} before and ${fmt(loadavg()[0], 2)} after;` +
+      ' figures from a loaded machine (load above the CPU count) are not comparable.',
+  ];
+  process.stdout.write(out.join('\n') + '\n');
+}
+
+main().catch((err) => {
+  process.stderr.write(`bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exitCode = 2;
+});
