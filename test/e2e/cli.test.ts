@@ -233,3 +233,20 @@ describe('--transcript', () => {
     for (let i = 1; i < entries.length; i++) expect(entries[i]!.ms).toBeGreaterThanOrEqual(entries[i - 1]!.ms);
   });
 });
+
+describe('a published server through npx', () => {
+  it('audit --format json -- npx -y @modelcontextprotocol/server-everything: a report that names the negotiated version', async () => {
+    // npx finds the pinned devDependency in this repository's node_modules; offline keeps it from
+    // asking the registry (tests send nothing beyond loopback).
+    const r = await run(['audit', '--format', 'json', '--timeout-probe', '3', '--env', 'npm_config_offline=true', '--', 'npx', '-y', '@modelcontextprotocol/server-everything']);
+    expect(r.stderr).toBe('');
+    const report = JSON.parse(r.stdout) as Report;
+    expect(report.status).toBe('audited');
+    expect(report.protocol).toMatchObject({ version: '2025-11-25', era: 'legacy', server: { name: 'mcp-servers/everything' } });
+    expect(report.tools.length).toBeGreaterThan(10);
+    // --timeout-probe changes a locked threshold: the run says so.
+    expect(report.standard).toBe(false);
+    expect(report.nonStandardKeys).toEqual(['timeout_probe_sec']);
+    expect(r.code).toBe(0);
+  });
+});

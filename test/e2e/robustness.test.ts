@@ -7,9 +7,12 @@
  * argument (the fixtures ignore unknown arguments) and `ps` is searched for it during and after the run.
  */
 import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { checkOf, findingsOf, fixtureCommand } from '../helpers/run.js';
+import { auditFixture, checkOf, findingsOf, fixtureCommand } from '../helpers/run.js';
 import { audit } from '../../src/audit.js';
 import { configRegistry } from '../../src/config/defaults.js';
 import { parseConfig } from '../../src/config/schema.js';
@@ -181,5 +184,39 @@ describe('no process is left behind', () => {
     const py = await watchedAudit('c2_traceback.py', { checks: { 'robust-input': { hang_ms: 2000 } } });
     expect(py.report.status).toBe('audited');
     expectNoneLeft(py, true);
+  });
+});
+
+/**
+ * True while `pid` runs. A killed process whose parent died waits as a zombie until init reaps it
+ * (this sandbox's init does not), so a zombie counts as ended.
+ */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+describe('the whole process tree ends at close (SPEC section 3, step 4)', () => {
+  it('a grandchild that ignores SIGTERM is gone after the audit', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sealmark-tree-'));
+    try {
+      const pidFile = join(dir, 'grandchild.pid');
+      const report = await auditFixture('spawns-grandchild.mjs', { checks: { 'protocol-errors': { enabled: false } } }, [pidFile]);
+      expect(report.status).toBe('audited');
+      const pid = Number(readFileSync(pidFile, 'utf8'));
+      expect(pid).toBeGreaterThan(0);
+      expect(running(pid)).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
