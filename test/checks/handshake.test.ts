@@ -92,6 +92,14 @@ describe('target cannot be audited', () => {
 });
 
 describe('listing and negotiation', () => {
+  it('a legacy server that exits on the server/discover probe is started again and speaks initialize', async () => {
+    const r = await auditFixture('exits-on-discover.mjs', QUICK);
+    expect(r.status).toBe('audited');
+    expect(r.protocol).toMatchObject({ version: '2025-11-25', era: 'legacy', server: { name: 'exits-on-discover' } });
+    expect(checkOf(r, 'handshake').verdict).toBe('pass');
+    expect(checkOf(r, 'robust-input').verdict).toBe('pass');
+  });
+
   it('paginated.mjs: follows nextCursor over 3 pages to all 5 tools', async () => {
     const r = await auditFixture('paginated.mjs', QUICK);
     expect(r.tools.map((t) => t.name)).toEqual(['p1', 'p2', 'p3', 'p4', 'p5']);
