@@ -31,8 +31,12 @@ export interface ReportCall {
   method: string;
   /** The exact line written to the server. */
   request: string;
-  /** `response`, `malformed`, `hang` or `exited`, and the raw reply when there was one (truncated past 4 KiB). */
-  reply: { kind: string; raw?: unknown; truncated?: boolean };
+  /**
+   * `response`, `malformed`, `hang` or `exited`. `raw`: the reply as parsed, when there was one and
+   * its JSON text fits in 4 KiB; otherwise `rawText`, the first 4,096 characters of that text.
+   * `problem`: what was wrong with a malformed reply. `waitedMs`: how long a hang was waited for.
+   */
+  reply: { kind: string; raw?: unknown; rawText?: string; problem?: string; waitedMs?: number };
   class?: string;
   leaks?: { pattern: string; line: string }[];
   invalidBecause?: string[];
@@ -140,22 +144,20 @@ function coverageOf(a: Artifacts): Report['coverage'] {
 
 function toReportCall(c: ProbeCall): ReportCall {
   const r = c.exchange.reply;
-  let raw: unknown;
-  let truncated = false;
+  const reply: ReportCall['reply'] = { kind: r.kind };
   if (r.kind === 'response' || r.kind === 'malformed') {
-    const text = JSON.stringify(r.raw);
-    if (text.length > MAX_RAW_CHARS) {
-      raw = text.slice(0, MAX_RAW_CHARS);
-      truncated = true;
-    } else raw = r.raw;
-  }
+    const text = JSON.stringify(r.raw) ?? 'null';
+    if (text.length > MAX_RAW_CHARS) reply.rawText = text.slice(0, MAX_RAW_CHARS);
+    else reply.raw = r.raw;
+    if (r.kind === 'malformed') reply.problem = r.problem;
+  } else if (r.kind === 'hang') reply.waitedMs = r.waitedMs;
   const out: ReportCall = {
     seq: c.seq,
     probe: c.probe,
     tool: c.tool,
     method: c.exchange.method,
     request: c.exchange.sent.length > MAX_RAW_CHARS ? c.exchange.sent.slice(0, MAX_RAW_CHARS) + '…' : c.exchange.sent,
-    reply: { kind: r.kind, ...(raw !== undefined ? { raw } : {}), ...(truncated ? { truncated } : {}) },
+    reply,
     durationMs: c.exchange.durationMs,
   };
   if (c.classification) {
