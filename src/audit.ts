@@ -14,6 +14,7 @@ import { defaultConfig } from './config/defaults.js';
 import type { ResolvedConfig } from './config/schema.js';
 import type { CheckResult, ListedTool } from './types.js';
 import { replayLine } from './replay.js';
+import { Redactor } from './redact.js';
 
 /** Options of {@link audit}. */
 export interface AuditOptions {
@@ -48,8 +49,8 @@ export function serverEnv(config: ResolvedConfig, extra: Record<string, string> 
 }
 
 /**
- * Audits one stdio server and returns the report object. Never rejects for anything the server
- * does: a server that cannot be started or dies is a verdict (and `report.status` says
+ * Audits one stdio server and returns the report object, with every value of `config.env` and
+ * `env` redacted (SPEC section 8). Never rejects for anything the server does: a server that cannot be started or dies is a verdict (and `report.status` says
  * `not-audited`). Ends every process it started before returning.
  */
 export async function audit(options: AuditOptions): Promise<Report> {
@@ -61,15 +62,22 @@ export async function audit(options: AuditOptions): Promise<Report> {
     cwd: options.cwd,
   };
   const display = options.displayCommand ?? [options.command, ...options.args];
-  const replay = (tool: string, args: unknown) => replayLine(tool, args, display);
+  // The replay needs what the server needed: the config file (its env) and the --env names.
+  const replayFlags = [
+    ...(config.source ? ['--config', config.source] : []),
+    ...Object.keys(options.env ?? {}).flatMap((k) => ['--env', k]),
+  ];
+  const replay = (tool: string, args: unknown) => replayLine(tool, args, display, replayFlags);
   const enabled = allChecks.filter((c) => config.checks[c.meta.id]?.enabled !== false);
+  // What the user handed the server (config env, --env) may be a credential: never reported.
+  const redactor = new Redactor({ ...config.env, ...options.env });
   const started = Date.now();
 
   options.onProgress?.({ phase: 'starting', calls: 0 });
-  const opened = await Session.open(spec, { initTimeoutMs: config.timeout_init_sec * 1000, transcriptPath: options.transcriptPath });
+  const opened = await Session.open(spec, { initTimeoutMs: config.timeout_init_sec * 1000, transcriptPath: options.transcriptPath, redactor });
   if (!(opened instanceof Session)) {
     const artifacts = emptyArtifacts(config, opened);
-    return buildReport({ target: display, config, artifacts, results: judgeAll(enabled, artifacts, replay), startedAt: started });
+    return redactor.value(buildReport({ target: display, config, artifacts, results: judgeAll(enabled, artifacts, replay), startedAt: started }));
   }
   const session = opened;
   try {
@@ -83,6 +91,7 @@ export async function audit(options: AuditOptions): Promise<Report> {
       handshake: session.handshake,
       listExchanges: listing.exchanges,
       listProblem: listing.problem,
+      listUnending: listing.unending,
       tools,
       noise: { count: 0, bytes: 0, lines: [] },
       stderrTail: '',
@@ -94,7 +103,9 @@ export async function audit(options: AuditOptions): Promise<Report> {
     const needs = new Set(enabled.flatMap((c) => c.meta.requires));
     if (tools.length > 0 && !listing.problem) {
       if (needs.has('robust-input')) artifacts.robust = await gatherRobustInput(rec, tools, config);
-      if (needs.has('protocol-errors') && !session.exited) artifacts.protocol = await gatherProtocolErrors(rec, hangMs);
+      // After robust-input stopped (three hangs, server gone) the server cannot be judged on
+      // protocol mistakes: more requests would only wait out the hang limit and blame the wrong probe.
+      if (needs.has('protocol-errors') && !session.exited && !artifacts.robust?.stopped) artifacts.protocol = await gatherProtocolErrors(rec, hangMs);
     }
     await session.close();
     const t = session.transport;
@@ -102,7 +113,7 @@ export async function audit(options: AuditOptions): Promise<Report> {
     artifacts.stderrTail = t.stderrText;
     artifacts.exit = t.exit;
     artifacts.strays = session.wire.strayResponses.map((s) => s.message);
-    return buildReport({ target: display, config, artifacts, results: judgeAll(enabled, artifacts, replay), startedAt: started });
+    return redactor.value(buildReport({ target: display, config, artifacts, results: judgeAll(enabled, artifacts, replay), startedAt: started }));
   } finally {
     await session.close();
   }

@@ -29,6 +29,10 @@ function guardChildren(): void {
 /** Parses argv and runs the command; resolves to the exit code. Never throws. */
 export async function main(argv: string[]): Promise<number> {
   guardChildren();
+  // A reader that goes away (`| head`) is not an error of the run; later writes are dropped.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+  });
   const program = new Command();
   let code = 0;
   program
@@ -51,7 +55,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--fail-under <grade>', 'exit 1 when the grade is below this letter (A-F) or percent')
     .option('--only <checks>', 'run only these checks (comma-separated ids)')
     .option('--skip <checks>', 'skip these checks (comma-separated ids)')
-    .option('--env <KEY=VALUE>', 'environment variable for the server (repeatable)', collect, [])
+    .option('--env <KEY=VALUE>', 'environment variable for the server (repeatable; a bare KEY takes its value from this environment)', collect, [])
     .option('--quiet', 'no progress line')
     .option('--verbose', 'show informational findings and notes')
     .option('--no-color', 'no colour in text output')
@@ -67,6 +71,7 @@ export async function main(argv: string[]): Promise<number> {
     .argument('[command...]', 'the server command and its arguments, after --')
     .requiredOption('--tool <name>', 'tool to call')
     .option('--args <json>', 'the arguments object as JSON (omit to send no arguments member)')
+    .option('--config <file>', 'config file whose env the server gets')
     .option('--timeout-probe <sec>', 'seconds to wait for the reply', '10')
     .option('--env <KEY=VALUE>', 'environment variable for the server (repeatable)', collect, [])
     .action(async (command: string[], opts) => {

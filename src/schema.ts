@@ -17,7 +17,36 @@ type AjvLike = {
 };
 type AjvCtor = new (opts: Record<string, unknown>) => AjvLike;
 
-const ajvOptions = { strict: false, allErrors: true, validateFormats: true, validateSchema: true };
+/**
+ * The regular-expression engine Ajv uses for `pattern` and `patternProperties`. A server's schema
+ * is untrusted input: a pattern with nested quantifiers such as `^([a-z]+)+!$` backtracks for
+ * minutes on a modest string and would block sealmark's event loop (no timer or signal handler
+ * could run). Such patterns, and strings over {@link MAX_PATTERN_INPUT} characters, are not tested:
+ * the value is taken to match, which can only make sealmark send fewer probes, never blame a server.
+ */
+const MAX_PATTERN_INPUT = 10_000;
+
+/** True for a pattern that can backtrack exponentially: a quantified group that holds a quantifier, or a backreference. */
+export function isRiskyPattern(pattern: string): boolean {
+  return /\((?:[^()\\]|\\.)*[+*}](?:[^()\\]|\\.)*\)\s*(?:[+*]|\{\d+,\d*\})/.test(pattern) || /\\[1-9]/.test(pattern);
+}
+
+function safeRegExp(pattern: string, flags: string): { test: (s: string) => boolean } {
+  if (isRiskyPattern(pattern)) return { test: () => true };
+  const re = new RegExp(pattern, flags);
+  return { test: (s: string) => s.length > MAX_PATTERN_INPUT || re.test(s) };
+}
+safeRegExp.code = 'sealmarkSafeRegExp';
+
+const ajvOptions = {
+  strict: false,
+  allErrors: true,
+  validateFormats: true,
+  validateSchema: true,
+  // Unknown formats ("phone-number") are ignored, silently: sealmark's stderr is not the place.
+  logger: false,
+  code: { regExp: safeRegExp },
+};
 const instances = new Map<string, AjvLike>();
 
 function ajvFor(dialect: Dialect): AjvLike {
@@ -26,6 +55,7 @@ function ajvFor(dialect: Dialect): AjvLike {
   const addFormats = require('ajv-formats') as (a: AjvLike) => void;
   if (dialect === '2020-12') ajv = new (require('ajv/dist/2020').default as AjvCtor)(ajvOptions);
   else if (dialect === '2019-09') ajv = new (require('ajv/dist/2019').default as AjvCtor)(ajvOptions);
+  else if (dialect === 'draft-04') ajv = new (require('ajv-draft-04').default as AjvCtor)(ajvOptions);
   else {
     ajv = new (require('ajv').default as AjvCtor)(ajvOptions);
     if (dialect === 'draft-06') {
@@ -37,7 +67,7 @@ function ajvFor(dialect: Dialect): AjvLike {
   return ajv;
 }
 
-export type Dialect = '2020-12' | '2019-09' | 'draft-07' | 'draft-06';
+export type Dialect = '2020-12' | '2019-09' | 'draft-07' | 'draft-06' | 'draft-04';
 
 /** The dialect a schema declares, or `undefined` for a `$schema` sealmark does not know. */
 export function dialectOf(schema: unknown): Dialect | undefined {
@@ -48,13 +78,17 @@ export function dialectOf(schema: unknown): Dialect | undefined {
   if (/json-schema\.org\/draft\/2019-09\/schema/.test(s)) return '2019-09';
   if (/json-schema\.org\/draft-07\/schema/.test(s)) return 'draft-07';
   if (/json-schema\.org\/draft-06\/schema/.test(s)) return 'draft-06';
+  if (/json-schema\.org\/draft-04\/schema/.test(s)) return 'draft-04';
   return undefined;
 }
 
-/** A compiled schema, or why it would not compile. */
+/**
+ * A compiled schema, or why it would not compile. `limit: true` marks a failure of sealmark's own
+ * limits (a schema nested deeper than the stack allows), which is not the server's fault.
+ */
 export type Compiled =
   | { ok: true; dialect: Dialect; validate: (value: unknown) => string[] }
-  | { ok: false; error: string };
+  | { ok: false; error: string; limit?: boolean };
 
 /**
  * Compiled schemas by their JSON text: servers list many identical schemas, and Ajv keeps every
@@ -102,10 +136,21 @@ export function compileSchema(schema: unknown): Compiled {
       result = {
         ok: true,
         dialect,
-        validate: (value) => (fn(value) ? [] : (fn.errors ?? []).map(formatAjvError)),
+        // A validator that throws (a $ref cycle Ajv compiled but cannot run) proves nothing
+        // invalid: the value is taken as valid, so no probe is built on it and no reply is blamed.
+        validate: (value) => {
+          try {
+            return fn(value) ? [] : (fn.errors ?? []).map(formatAjvError);
+          } catch {
+            return [];
+          }
+        },
       };
     } catch (err) {
-      result = { ok: false, error: err instanceof Error ? err.message : String(err) };
+      result =
+        err instanceof RangeError
+          ? { ok: false, error: `sealmark cannot compile a schema this deep (${err.message})`, limit: true }
+          : { ok: false, error: err instanceof Error ? err.message : String(err) };
     }
   }
   compiledCache.set(key, result);
@@ -158,7 +203,9 @@ function deref(node: unknown, root: unknown, depth = 0): Record<string, unknown>
  * Declared JSON types of a property schema: from `type` (string or array), else from every branch
  * of `anyOf`/`oneOf` when all branches are typed, else from `enum`/`const` values. `[]` = untyped.
  */
-export function declaredTypes(schema: unknown, root: unknown = schema): JsonType[] {
+export function declaredTypes(schema: unknown, root: unknown = schema, depth = 0): JsonType[] {
+  // Bounded: a $ref cycle through anyOf/oneOf ends here as "untyped".
+  if (depth > 16) return [];
   const s = deref(schema, root);
   const t = s.type;
   if (typeof t === 'string') return JSON_TYPES.includes(t as JsonType) ? [t as JsonType] : [];
@@ -166,7 +213,7 @@ export function declaredTypes(schema: unknown, root: unknown = schema): JsonType
   for (const key of ['anyOf', 'oneOf'] as const) {
     const branches = s[key];
     if (Array.isArray(branches) && branches.length > 0) {
-      const all = branches.map((b) => declaredTypes(b, root));
+      const all = branches.map((b) => declaredTypes(b, root, depth + 1));
       if (all.some((x) => x.length === 0)) return [];
       return [...new Set(all.flat())];
     }

@@ -28,6 +28,9 @@ export function wrongTypeFor(prop: PropertyInfo): unknown {
 /** The object a string argument gets in the string-as-object probe. */
 export const OBJECT_FOR_STRING = { x: 1 };
 
+/** Deepest level {@link sampleValid} fills; below it, `null`. */
+const MAX_SAMPLE_DEPTH = 6;
+
 /** The neutral word valid strings are filled with. */
 export const NEUTRAL_WORD = 'sealmark';
 
@@ -38,6 +41,9 @@ export const NEUTRAL_WORD = 'sealmark';
  * Best effort: callers re-validate with Ajv before relying on it.
  */
 export function sampleValid(schema: unknown, depth = 0): unknown {
+  // Bounded depth (and at most 3 items per array): a small schema of nested arrays with minItems
+  // must not make sealmark build millions of values. Ajv rejects what falls short.
+  if (depth > MAX_SAMPLE_DEPTH) return null;
   const s = (typeof schema === 'object' && schema !== null ? schema : {}) as Record<string, unknown>;
   if ('const' in s) return s.const;
   if (Array.isArray(s.enum) && s.enum.length > 0) return s.enum[0];
@@ -64,7 +70,6 @@ export function sampleValid(schema: unknown, depth = 0): unknown {
       return Array.from({ length: n }, () => sampleValid(s.items, depth + 1));
     }
     case 'object':
-      if (depth > 6) return {};
       return Object.fromEntries(
         propertiesOf(s)
           .filter((p) => p.required)

@@ -102,6 +102,8 @@ export interface Artifacts {
   /** Raw tools/list exchanges (every page). */
   listExchanges: Exchange[];
   listProblem?: string;
+  /** The cursor chain of tools/list never ended; the tools read are kept. */
+  listUnending?: string;
   tools: ListedTool[];
   /** stdout lines that were not JSON-RPC, over the whole session. */
   noise: { count: number; bytes: number; lines: NoiseLine[] };

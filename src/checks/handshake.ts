@@ -31,7 +31,7 @@ export const meta: CheckMeta = {
   ],
   verdicts: [
     { verdict: 'fail', when: 'no answer to the handshake within timeout_init_sec, the process exited or could not start, tools/list failed, or it listed no tools (silence is never a pass)' },
-    { verdict: 'partial', when: 'stdout carried lines that are not JSON-RPC, the version is not one sealmark knows, serverInfo is missing, or no tools capability was declared' },
+    { verdict: 'partial', when: 'the tools/list cursor chain never ended (a repeated cursor, or more than 100 pages), stdout carried lines that are not JSON-RPC, the version is not one sealmark knows, serverInfo is missing, or no tools capability was declared' },
     { verdict: 'pass', when: 'a known version was negotiated, the server identified itself, declared tools and listed at least one, and stdout carried only JSON-RPC' },
   ],
   messages: {
@@ -41,6 +41,7 @@ export const meta: CheckMeta = {
     'init-rejected': 'the handshake failed: {detail}',
     'tools-list-failed': 'tools/list failed: {reason}',
     'empty-tools': 'tools/list returned no tools; nothing could be checked',
+    'tools-list-unending': '{reason}; the {count} tools read so far are audited',
     'stdout-noise': '{count} stdout lines ({bytes} bytes) were not JSON-RPC messages, e.g. {first}',
     'unknown-version': 'negotiated protocol version {version} is not one sealmark knows',
     'no-server-info': 'the initialize result has no serverInfo',
@@ -89,6 +90,7 @@ export const check: Check = {
     );
     if (a.listProblem) out.push(finding(meta, 'tools-list-failed', 'fail', { reason: a.listProblem }, { calls: [] }));
     else if (a.tools.length === 0) out.push(finding(meta, 'empty-tools', 'fail', {}));
+    if (a.listUnending) out.push(finding(meta, 'tools-list-unending', 'partial', { reason: a.listUnending, count: a.tools.length }));
     if (a.noise.count > 0) {
       const quotes = a.noise.lines.slice(0, 5).map((l) => (l.kind === 'oversized' ? `[${l.bytes} bytes] ${l.excerpt.slice(0, 80)}…` : l.excerpt));
       out.push(finding(meta, 'stdout-noise', 'partial', { count: a.noise.count, bytes: a.noise.bytes, first: JSON.stringify(quotes[0] ?? '') }, { quotes }));

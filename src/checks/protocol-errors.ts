@@ -30,7 +30,7 @@ export const meta: CheckMeta = {
     { verdict: 'fail', when: 'the server exited or stopped answering after one of the probes' },
     { verdict: 'partial', when: 'a request was silently dropped (no reply, server still alive), an unknown method got something other than -32601, a notification was answered, an unknown tool or array params were answered as success, or a response carried an id nobody asked for' },
     { verdict: 'pass', when: 'every probe got the right kind of error and the server stayed alive' },
-    { verdict: 'n/a', when: 'the server was gone before the probes could run' },
+    { verdict: 'n/a', when: 'the server was gone, or robust-input had stopped after three hangs, before the probes could run' },
   ],
   messages: {
     'unknown-method-code': 'an unknown method was answered with error {code} instead of -32601 (Method not found)',
@@ -65,7 +65,10 @@ export const check: Check = {
   meta,
   judge(a) {
     const run = a.protocol;
-    if (!run) return { id: meta.id, verdict: 'n/a', findings: [], notes: ['the server was gone before the protocol probes could run'] };
+    if (!run) {
+      const why = a.robust?.stopped?.reason === 'three-hangs' ? 'robust-input stopped after three hangs' : 'the server was gone';
+      return { id: meta.id, verdict: 'n/a', findings: [], notes: [`not run: ${why} before the protocol probes`] };
+    }
     const out: Finding[] = [];
     const PROBES = ['unknown-method', 'notification-follow-up', 'unknown-tool', 'array-params'];
     const first = a.calls.find((c) => PROBES.includes(c.probe));

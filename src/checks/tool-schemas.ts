@@ -112,7 +112,7 @@ export const check: Check = {
         }
       }
     }
-    const findings = group(out);
+    const findings = group(out, (f) => String(f.data.index ?? ''));
     return { id: meta.id, verdict: a.tools.length === 0 ? 'n/a' : verdictOf(findings), findings, notes: a.tools.length === 0 ? ['no tools were listed'] : [] };
   },
 };

@@ -1,12 +1,13 @@
 /** `sealmark audit`: run the engine on a stdio target and print or write the report. */
-import { writeFileSync } from 'node:fs';
+import { closeSync, openSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { audit } from '../audit.js';
 import type { Progress } from '../probes/recorder.js';
 import type { Report } from '../report/build.js';
 import { reporters, type Format } from '../report/reporters/index.js';
+import { safeText } from '../report/reporters/text.js';
 import { belowLetter, type Letter } from '../scoring.js';
-import { UsageError, requireCommand, resolveConfig } from './common.js';
+import { UsageError, parseEnvList, requireCommand, resolveConfig } from './common.js';
 
 export interface AuditCliOptions {
   demo?: boolean;
@@ -42,23 +43,49 @@ export async function runAudit(command: string[], opts: AuditCliOptions): Promis
     target = requireCommand(command, 'sealmark audit [options] -- <command> [args…]');
     display = target;
   }
-  const config = resolveConfig(opts, process.cwd());
+  // --env stays apart from the config's env so that replay lines can name it (`--env KEY`).
+  const config = resolveConfig({ ...opts, env: undefined }, process.cwd());
+  const cliEnv = parseEnvList(opts.env);
+  // Paths are checked before the server starts: a typo must not cost a whole audit.
+  if (opts.output !== undefined) checkWritable('--output', opts.output);
+  if (opts.transcript !== undefined) checkWritable('--transcript', opts.transcript);
   const tty = process.stderr.isTTY === true && !opts.quiet && opts.format === 'text' ? process.stderr : undefined;
+  const progress = tty ? progressLine(tty) : undefined;
   const report = await audit({
     command: target[0]!,
     args: target.slice(1),
     config,
+    env: cliEnv,
     transcriptPath: opts.transcript,
     displayCommand: display,
-    onProgress: tty ? progressLine(tty) : undefined,
+    onProgress: progress?.update,
   });
-  if (tty) tty.write('\r\u001b[2K');
+  progress?.stop();
   const color = opts.color !== false && !process.env.NO_COLOR && opts.output === undefined && process.stdout.isTTY === true;
   const text = reporters[opts.format](report, { color, verbose: opts.verbose === true });
-  if (opts.output) writeFileSync(opts.output, text);
-  else process.stdout.write(text);
+  if (opts.output) {
+    try {
+      writeFileSync(opts.output, text);
+    } catch (err) {
+      // The report is never lost: it goes to stdout with the reason.
+      process.stderr.write(`sealmark: cannot write --output ${opts.output} (${(err as NodeJS.ErrnoException).code ?? String(err)}); the report follows on stdout\n`);
+      process.stdout.write(text);
+    }
+  } else process.stdout.write(text);
   if (report.notAudited) process.stderr.write(`sealmark: the target could not be audited: ${report.notAudited.message}\n`);
   return exitCode(report, gate);
+}
+
+/**
+ * Throws UsageError naming `flag` when `path` cannot be written (a missing folder, a directory, no
+ * permission). Creates or truncates the file, which the run overwrites anyway.
+ */
+function checkWritable(flag: string, path: string): void {
+  try {
+    closeSync(openSync(path, 'w'));
+  } catch (err) {
+    throw new UsageError(`${flag} ${path}: cannot write there (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  }
 }
 
 type Gate = { letter: Letter } | { percent: number } | undefined;
@@ -83,13 +110,30 @@ export function exitCode(report: Report, gate: Gate): number {
   return report.checks.some((c) => c.severity === 'error' && c.verdict === 'fail') ? 1 : 0;
 }
 
-function progressLine(out: NodeJS.WriteStream): (p: Progress) => void {
+/** The TTY progress line: `update` redraws it (throttled), `stop` clears it for good. */
+function progressLine(out: NodeJS.WriteStream): { update: (p: Progress) => void; stop: () => void } {
   let last = 0;
-  return (p) => {
-    const now = Date.now();
-    if (now - last < 80) return;
-    last = now;
-    const where = p.tool ? ` · tool ${p.toolIndex ?? '?'}/${p.toolCount ?? '?'} ${p.tool}` : '';
+  let pending: NodeJS.Timeout | undefined;
+  let latest: Progress | undefined;
+  const draw = () => {
+    pending = undefined;
+    last = Date.now();
+    const p = latest!;
+    const where = p.tool ? ` · tool ${p.toolIndex ?? '?'}/${p.toolCount ?? '?'} ${safeText(p.tool)}` : '';
     out.write(`\r\u001b[2K${p.phase}${where} · ${p.calls} calls`.slice(0, (out.columns ?? 100) - 1));
+  };
+  // At most one redraw every 80 ms, and the latest state is always drawn (a trailing redraw).
+  return {
+    update: (p) => {
+      latest = p;
+      if (pending) return;
+      const wait = Math.max(0, 80 - (Date.now() - last));
+      pending = setTimeout(draw, wait);
+      pending.unref();
+    },
+    stop: () => {
+      clearTimeout(pending);
+      out.write('\r\u001b[2K');
+    },
   };
 }

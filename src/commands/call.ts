@@ -7,11 +7,12 @@ import { classifyReply } from '../classify.js';
 import { defaultConfig } from '../config/defaults.js';
 import { propertiesOf } from '../schema.js';
 import { Session } from '../target/session.js';
-import { UsageError, parseEnvList, parseSeconds, requireCommand } from './common.js';
+import { UsageError, parseEnvList, parseSeconds, requireCommand, resolveConfig } from './common.js';
 
 export interface CallCliOptions {
   tool: string;
   args?: string;
+  config?: string;
   timeoutProbe?: string;
   env?: string[];
 }
@@ -28,7 +29,8 @@ export async function runCall(command: string[], opts: CallCliOptions): Promise<
     }
   }
   const timeoutMs = (parseSeconds('--timeout-probe', opts.timeoutProbe) ?? 10) * 1000;
-  const config = defaultConfig();
+  // The config file, when given, supplies the server's env (as in the audit that printed the line).
+  const config = opts.config !== undefined ? resolveConfig({ config: opts.config }, process.cwd()) : defaultConfig();
   const opened = await Session.open(
     { command: target[0], args: target.slice(1), env: serverEnv(config, parseEnvList(opts.env)) },
     { initTimeoutMs: config.timeout_init_sec * 1000 },

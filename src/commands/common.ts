@@ -7,13 +7,21 @@ import { UsageError } from '../errors.js';
 
 export { UsageError };
 
-/** Parses repeated `--env KEY=VALUE` options. Throws UsageError for an entry without `=`. */
+/**
+ * Parses repeated `--env KEY=VALUE` options; a bare `--env KEY` takes the value from sealmark's own
+ * environment (as replay lines write it, so no secret is printed). Throws UsageError for an empty
+ * name or a bare name that is not set.
+ */
 export function parseEnvList(list: string[] | undefined): Record<string, string> {
   const env: Record<string, string> = {};
   for (const entry of list ?? []) {
     const eq = entry.indexOf('=');
-    if (eq <= 0) throw new UsageError(`--env ${JSON.stringify(entry)}: expected KEY=VALUE`);
-    env[entry.slice(0, eq)] = entry.slice(eq + 1);
+    if (eq === 0 || entry === '') throw new UsageError(`--env ${JSON.stringify(entry)}: expected KEY=VALUE or KEY`);
+    if (eq === -1) {
+      const v = process.env[entry];
+      if (v === undefined) throw new UsageError(`--env ${entry}: not set in this environment (give --env ${entry}=VALUE)`);
+      env[entry] = v;
+    } else env[entry.slice(0, eq)] = entry.slice(eq + 1);
   }
   return env;
 }

@@ -153,7 +153,12 @@ function parseYaml(text: string, file: string, label: string): unknown {
     });
     throw new ConfigError(problems, { file, label });
   }
-  return doc.toJS() as unknown;
+  try {
+    return doc.toJS() as unknown;
+  } catch (err) {
+    // e.g. "Excessive alias count": an alias bomb is a bad config file, not a sealmark crash.
+    throw new ConfigError([{ key: '(syntax)', message: `invalid YAML: ${err instanceof Error ? err.message : String(err)}` }], { file, label });
+  }
 }
 
 /** CLI options that override the file (SPEC section 2). */

@@ -111,6 +111,19 @@ export function planProbes(tool: ListedTool): { plan: (PlannedProbe & { invalidB
   return { plan };
 }
 
+/**
+ * {@link planProbes}, never throwing: a schema sealmark cannot read (or a tool it cannot call) is
+ * a skipped tool with the reason, never a lost run.
+ */
+function planSafely(tool: ListedTool): ReturnType<typeof planProbes> {
+  if (typeof (tool.raw as { name?: unknown } | null)?.name !== 'string') return { plan: [], skipped: 'the tool has no string name, so it cannot be called' };
+  try {
+    return planProbes(tool);
+  } catch (err) {
+    return { plan: [], skipped: `sealmark could not read its inputSchema (${err instanceof Error ? err.message : String(err)})` };
+  }
+}
+
 /** Valid arguments for the tool (required properties sampled), if Ajv accepts them. */
 function validArgs(tool: ListedTool): Record<string, unknown> | undefined {
   const compiled = compileSchema(tool.inputSchema);
@@ -158,7 +171,7 @@ export async function gatherRobustInput(rec: Recorder, tools: ListedTool[], conf
   toolLoop: for (let i = 0; i < chosen.length; i++) {
     const tool = chosen[i]!;
     rec.progress({ phase: 'robust-input', tool: tool.name, toolIndex: i + 1, toolCount: chosen.length });
-    const planned = planProbes(tool);
+    const planned = planSafely(tool);
     const entry: RobustToolRun = { tool: tool.name, probes: [] };
     run.tools.push(entry);
     if (planned.skipped) entry.skipped = planned.skipped;

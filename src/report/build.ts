@@ -55,6 +55,11 @@ export interface Report {
   status: 'audited' | 'not-audited';
   notAudited?: { reason: string; message: string; notChecked: string[] };
   protocol: { version: string | null; era: string | null; server: { name: string | null; version: string | null } } | null;
+  /**
+   * How the server was isolated (SPEC section 3). This version has no sandbox yet: `kind` is
+   * `none` and `note` says what that means for the reader.
+   */
+  sandbox: { kind: 'none'; note: string };
   /** false when a locked threshold was changed (SPEC section 1); the keys are listed. */
   standard: boolean;
   nonStandardKeys: string[];
@@ -68,6 +73,10 @@ export interface Report {
 }
 
 const MAX_RAW_CHARS = 4096;
+
+/** Said in every report until the sandbox lands (SPEC section 3 asks for a clear note). */
+const SANDBOX_NOTE =
+  'no sandbox: the server ran in the current directory with your HOME and network; only its environment was scrubbed';
 
 /** Input of {@link buildReport}. `startedAt` is ms since the epoch. */
 export interface BuildInput {
@@ -113,6 +122,7 @@ export function buildReport({ target, config, artifacts: a, results, startedAt }
           server: { name: strOrNull(h.serverInfo?.name), version: strOrNull(h.serverInfo?.version) },
         }
       : null,
+    sandbox: { kind: 'none', note: SANDBOX_NOTE },
     standard: nonStandard.length === 0,
     nonStandardKeys: nonStandard,
     coverage: coverageOf(a),

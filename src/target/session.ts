@@ -10,6 +10,7 @@ import { Client } from '@modelcontextprotocol/client';
 import { AuditStdioTransport, type ExitInfo, type NoiseLine, type StdioTargetSpec } from './stdio-transport.js';
 import { WireTransport, type Exchange } from './wire.js';
 import { Transcript } from './transcript.js';
+import type { Redactor } from '../redact.js';
 import { VERSION } from '../version.js';
 
 
@@ -45,6 +46,8 @@ export interface OpenOptions {
   initTimeoutMs: number;
   /** File to write every JSON-RPC message to, as JSON lines. */
   transcriptPath?: string;
+  /** Secrets kept out of the transcript. */
+  redactor?: Redactor;
 }
 
 /** One tools/list page request and its exchange. */
@@ -52,8 +55,10 @@ export interface ToolsListing {
   /** Tools from all pages, as received (not validated). */
   tools: unknown[];
   exchanges: Exchange[];
-  /** Set when a page failed: the reason in words. */
+  /** Set when a page failed: the reason in words (nothing can be audited). */
   problem?: string;
+  /** Set when the cursor chain never ended (a repeated cursor, or past the page limit): the tools read so far are kept. */
+  unending?: string;
 }
 
 /** Most pages of tools/list followed before giving up on a server that never ends its cursor chain. */
@@ -64,7 +69,7 @@ export class Session {
     readonly target: StdioTargetSpec,
     readonly transport: AuditStdioTransport,
     readonly wire: WireTransport,
-    private readonly client: Client,
+    private readonly client: Client | undefined,
     readonly handshake: HandshakeInfo,
     readonly transcript: Transcript,
   ) {}
@@ -74,101 +79,145 @@ export class Session {
    * the server could not be audited. Never rejects; the process is ended on failure.
    */
   static async open(target: StdioTargetSpec, options: OpenOptions): Promise<Session | OpenFailure> {
-    const first = await Session.attempt(target, options, 'auto');
-    if (!(first instanceof Session) && first.reason === 'exited-during-init' && first.discoverOnly) {
+    // One transcript across attempts, so a restart does not erase the first exchange.
+    const transcript = new Transcript(options.transcriptPath, options.redactor);
+    const first = await Session.attempt(target, options, 'auto', transcript);
+    if (first instanceof Session) return first;
+    let result: Session | Attempted = first;
+    if (first.retry === 'legacy') {
       // Some legacy servers exit on any request before initialize; the probe cost them their life.
       // Start a fresh process and speak the initialize handshake only.
-      return stripFlag(await Session.attempt(target, options, 'legacy'));
+      result = await Session.attempt(target, options, 'legacy', transcript);
+    } else if (first.retry === 'manual') {
+      // The server answered initialize with a result the official client refuses (a version it does
+      // not know, no serverInfo): sealmark completes the handshake itself, so that handshake can
+      // give its partial verdict and the audit go on (SPEC section 5, handshake).
+      result = await Session.attempt(target, options, 'manual', transcript);
     }
-    return stripFlag(first);
+    if (result instanceof Session) return result;
+    transcript.close();
+    const { retry: _retry, ...failure } = result;
+    return failure;
   }
 
-  private static async attempt(
-    target: StdioTargetSpec,
-    options: OpenOptions,
-    mode: 'auto' | 'legacy',
-  ): Promise<Session | (OpenFailure & { discoverOnly?: boolean })> {
+  private static async attempt(target: StdioTargetSpec, options: OpenOptions, mode: 'auto' | 'legacy' | 'manual', transcript: Transcript): Promise<Session | Attempted> {
     const transport = new AuditStdioTransport(target);
-    const transcript = new Transcript(options.transcriptPath);
     transport.taps.push((dir, msg, at) => transcript.write(dir, msg, at));
     const wire = new WireTransport(transport);
     const sentMethods: string[] = [];
+    let initId: unknown;
+    let initReply: Record<string, unknown> | undefined;
     let rawReply: unknown;
+    let badInit: (reason: string) => void = () => {};
+    const badInitReply = new Promise<{ bad: string }>((r) => {
+      badInit = (bad) => r({ bad });
+    });
     transport.taps.push((dir, msg) => {
       const m = msg as Record<string, unknown>;
-      if (dir === 'send' && typeof m.method === 'string') sentMethods.push(m.method);
-      if (dir === 'recv' && !('method' in m) && rawReply === undefined) rawReply = m;
+      if (dir === 'send' && typeof m.method === 'string') {
+        sentMethods.push(m.method);
+        if (m.method === 'initialize') initId = m.id;
+      }
+      if (dir !== 'recv' || 'method' in m) return;
+      if (rawReply === undefined) rawReply = m;
+      if (initId !== undefined && m.id === initId && initReply === undefined) {
+        initReply = m;
+        // The SDK waits out its timeout on a result it cannot parse; sealmark need not.
+        if ('result' in m && (typeof m.result !== 'object' || m.result === null || Array.isArray(m.result))) {
+          badInit(`the initialize result is not an object: ${JSON.stringify(m.result)?.slice(0, 100)}`);
+        }
+      }
     });
-    const client = new Client(
-      { name: 'sealmark', version: VERSION },
-      {
-        capabilities: {},
-        versionNegotiation:
-          mode === 'auto'
-            ? { mode: 'auto', probe: { timeoutMs: Math.min(5000, Math.max(500, Math.floor(options.initTimeoutMs / 2))) } }
-            : { mode: 'legacy' },
-      },
-    );
-    // The SDK reports stray or unparsable messages here; they are evidence kept by the transport.
-    client.onerror = () => {};
-    const failWith = async (reason: OpenFailure['reason'], message: string, detail: string) => {
+    const failWith = async (reason: OpenFailure['reason'], message: string, detail: string, retry?: Attempted['retry']): Promise<Attempted> => {
       await transport.close(500);
-      transcript.close();
-      return {
-        reason,
-        message,
-        detail,
-        exit: transport.exit,
-        stderrTail: transport.stderrText,
-        noise: transport.noise,
-        discoverOnly: sentMethods.every((m) => m === 'server/discover'),
-      };
+      return { reason, message, detail, exit: transport.exit, stderrTail: transport.stderrText, noise: transport.noise, retry };
     };
+    let client: Client | undefined;
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<'timeout'>((r) => {
       timer = setTimeout(() => r('timeout'), options.initTimeoutMs);
     });
-    let outcome: 'ok' | 'timeout' | Error;
+    let outcome: 'ok' | 'timeout' | { bad: string } | Error;
     try {
-      outcome = await Promise.race([
-        client.connect(wire, { timeout: options.initTimeoutMs }).then(() => 'ok' as const),
-        deadline,
-      ]);
+      let connecting: Promise<'ok'>;
+      if (mode === 'manual') {
+        connecting = manualHandshake(wire, options.initTimeoutMs).then((r) => {
+          rawReply = r;
+          return 'ok' as const;
+        });
+      } else {
+        client = new Client(
+          { name: 'sealmark', version: VERSION },
+          {
+            capabilities: {},
+            versionNegotiation:
+              mode === 'auto'
+                ? { mode: 'auto', probe: { timeoutMs: Math.min(5000, Math.max(500, Math.floor(options.initTimeoutMs / 2))) } }
+                : { mode: 'legacy' },
+          },
+        );
+        // The SDK reports stray or unparsable messages here; they are evidence kept by the transport.
+        client.onerror = () => {};
+        connecting = client.connect(wire, { timeout: options.initTimeoutMs }).then(() => 'ok' as const);
+      }
+      outcome = await Promise.race([connecting, deadline, badInitReply]);
     } catch (err) {
       outcome = err instanceof Error ? err : new Error(String(err));
     } finally {
       clearTimeout(timer);
     }
-    if (outcome === 'timeout') {
-      return failWith('init-timeout', `no reply to the handshake within ${options.initTimeoutMs / 1000} s`, `${options.initTimeoutMs / 1000} s`);
-    }
+    const seconds = `${options.initTimeoutMs / 1000} s`;
+    if (outcome === 'timeout') return failWith('init-timeout', `no reply to the handshake within ${seconds}`, seconds);
+    if (typeof outcome === 'object' && 'bad' in outcome) return failWith('init-rejected', `the handshake failed: ${outcome.bad}`, outcome.bad);
     if (outcome instanceof Error) {
       const code = (outcome as NodeJS.ErrnoException).code;
       if (code === 'ENOENT' || code === 'EACCES') {
         const why = `${JSON.stringify(target.command)}: ${code === 'ENOENT' ? 'command not found' : 'permission denied'}`;
         return failWith('spawn-failed', `cannot start ${why}`, why);
       }
+      // What the server itself said to initialize decides before how the process ended: the SDK
+      // closes the connection (and so ends the process) on a reply it refuses.
+      if (initReply && 'error' in initReply) {
+        const e = initReply.error as { code?: unknown; message?: unknown } | null;
+        const detail = `the server answered initialize with error ${String(e?.code)}: ${String(e?.message).slice(0, 200)}`;
+        return failWith('init-rejected', `the handshake failed: ${detail}`, detail);
+      }
+      if (initReply && mode !== 'manual') {
+        return failWith('init-rejected', `the handshake failed: ${outcome.message.slice(0, 300)}`, outcome.message.slice(0, 300), 'manual');
+      }
       // Give a dying process a moment so its exit status is known.
       await new Promise((r) => setTimeout(r, 100));
       if (transport.exit || wire.closed) {
         const e = transport.exit;
         const how = e ? (e.signal ? `signal ${e.signal}` : `code ${e.code}`) : 'closed';
-        return failWith('exited-during-init', `the server exited during the handshake (${how})`, how);
+        const onlyProbed = sentMethods.every((m) => m === 'server/discover');
+        return failWith('exited-during-init', `the server exited during the handshake (${how})`, how, mode === 'auto' && onlyProbed ? 'legacy' : undefined);
       }
-      if (/timed? ?out/i.test(outcome.message)) {
-        return failWith('init-timeout', `no reply to the handshake within ${options.initTimeoutMs / 1000} s`, `${options.initTimeoutMs / 1000} s`);
-      }
+      if (/timed? ?out/i.test(outcome.message)) return failWith('init-timeout', `no reply to the handshake within ${seconds}`, seconds);
       const detail = outcome.message.slice(0, 300);
       return failWith('init-rejected', `the handshake failed: ${detail}`, detail);
     }
-    const handshake: HandshakeInfo = {
-      protocolVersion: client.getNegotiatedProtocolVersion(),
-      era: client.getProtocolEra(),
-      serverInfo: client.getServerVersion() as HandshakeInfo['serverInfo'],
-      capabilities: client.getServerCapabilities() as Record<string, unknown> | undefined,
-      initMs: transport.now(),
-      rawReply,
-    };
+    let handshake: HandshakeInfo;
+    if (client) {
+      handshake = {
+        protocolVersion: client.getNegotiatedProtocolVersion(),
+        era: client.getProtocolEra(),
+        serverInfo: client.getServerVersion() as HandshakeInfo['serverInfo'],
+        capabilities: client.getServerCapabilities() as Record<string, unknown> | undefined,
+        initMs: transport.now(),
+        rawReply,
+      };
+    } else {
+      const result = ((rawReply as { result?: unknown }).result ?? {}) as Record<string, unknown>;
+      handshake = {
+        protocolVersion: typeof result.protocolVersion === 'string' ? result.protocolVersion : undefined,
+        era: 'legacy',
+        serverInfo: isObject(result.serverInfo) ? (result.serverInfo as HandshakeInfo['serverInfo']) : undefined,
+        capabilities: isObject(result.capabilities) ? (result.capabilities as Record<string, unknown>) : undefined,
+        initMs: transport.now(),
+        rawReply,
+      };
+    }
     // The 2026-07-28 envelope rides on every request only when that era was negotiated.
     if (handshake.era !== 'modern') wire.envelope = undefined;
     wire.handshakeDone = true;
@@ -204,11 +253,11 @@ export class Session {
       if (!result || !Array.isArray(result.tools)) return { tools, exchanges, problem: 'tools/list result has no tools array' };
       tools.push(...result.tools);
       if (typeof result.nextCursor !== 'string' || result.nextCursor === '') return { tools, exchanges };
-      if (seen.has(result.nextCursor)) return { tools, exchanges, problem: `tools/list repeated cursor ${JSON.stringify(result.nextCursor)}` };
+      if (seen.has(result.nextCursor)) return { tools, exchanges, unending: `tools/list repeated the cursor ${JSON.stringify(result.nextCursor.slice(0, 80))}` };
       seen.add(result.nextCursor);
       cursor = result.nextCursor;
     }
-    return { tools, exchanges, problem: `tools/list did not end after ${MAX_PAGES} pages` };
+    return { tools, exchanges, unending: `tools/list did not end after ${MAX_PAGES} pages` };
   }
 
   /**
@@ -228,7 +277,7 @@ export class Session {
   /** Ends the process tree and flushes the transcript (SPEC section 3, step 4). Never rejects. */
   async close(): Promise<void> {
     try {
-      await this.client.close();
+      await this.client?.close();
     } catch {
       /* the transport close below is what matters */
     }
@@ -237,10 +286,24 @@ export class Session {
   }
 }
 
-function stripFlag<T>(x: T & { discoverOnly?: boolean }): T {
-  if (x && typeof x === 'object' && 'discoverOnly' in x) {
-    const { discoverOnly: _ignored, ...rest } = x as Record<string, unknown>;
-    return rest as T;
-  }
-  return x;
+/** A failed attempt, and whether another kind of attempt may succeed. */
+type Attempted = OpenFailure & { retry?: 'legacy' | 'manual' };
+
+function isObject(v: unknown): boolean {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * sealmark's own initialize handshake (2025-11-25 offered), for a server whose initialize result
+ * the official client refuses. Resolves to the raw reply; rejects when it is not a result object.
+ */
+async function manualHandshake(wire: WireTransport, timeoutMs: number): Promise<unknown> {
+  await wire.start();
+  const ex = await wire.request('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'sealmark', version: VERSION } }, timeoutMs);
+  const r = ex.reply;
+  if (r.kind === 'hang') throw new Error('timed out');
+  if (r.kind === 'exited') throw new Error('the server exited');
+  if (r.kind !== 'response' || r.error || !isObject(r.result)) throw new Error('the initialize reply is not a result object');
+  await wire.notify('notifications/initialized');
+  return r.raw;
 }

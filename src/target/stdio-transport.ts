@@ -19,6 +19,10 @@ export const MAX_LINE_BYTES = 16 * 1024 * 1024;
 const MAX_NOISE_KEPT = 20;
 /** Characters of one noise line kept as evidence. */
 const NOISE_EXCERPT_CHARS = 200;
+/** ms to wait after stdout ends before the connection counts as closed. */
+const STDOUT_END_WAIT_MS = 100;
+/** ms to wait after the process exits for the rest of its stdout. */
+const EXIT_DRAIN_MS = 200;
 /** Bytes of stderr kept (the tail is what explains a crash). */
 const STDERR_KEEP_BYTES = 64 * 1024;
 
@@ -93,6 +97,8 @@ export class AuditStdioTransport implements Transport {
    * Returns true when the id belonged to a request in flight (the line is then not noise).
    */
   onOversized?: (id: number, bytes: number) => boolean;
+  /** Called with each stdout line that is not JSON (it is also kept as noise). */
+  onUnparsed?: (text: string) => void;
 
   private child?: ChildProcess;
   private readonly startedAt = Date.now();
@@ -146,6 +152,9 @@ export class AuditStdioTransport implements Transport {
         child.once('exit', (code, signal) => {
           this.exit = { code, signal, atMs: this.now() };
           done();
+          // A grandchild may hold stdout open after the server itself exited ('close' then never
+          // comes); what the server wrote before exiting has had time to arrive.
+          setTimeout(() => this.finish(), EXIT_DRAIN_MS).unref();
         });
         child.once('close', () => live.delete(this));
         child.once('error', () => done());
@@ -163,6 +172,9 @@ export class AuditStdioTransport implements Transport {
       });
       child.once('close', () => this.finish());
       child.stdout!.on('data', (chunk: Buffer) => this.onStdout(chunk));
+      // Stdout closed while the process lives: nothing more can arrive. (A moment's wait lets the
+      // exit status of a process that is ending anyway be known.)
+      child.stdout!.once('end', () => setTimeout(() => this.finish(), STDOUT_END_WAIT_MS).unref());
       child.stderr!.on('data', (chunk: Buffer) => {
         this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-STDERR_KEEP_BYTES);
       });
@@ -237,6 +249,7 @@ export class AuditStdioTransport implements Transport {
       parsed = JSON.parse(text);
     } catch {
       this.addNoise('not-json', text, bytes);
+      this.onUnparsed?.(text);
       return;
     }
     if (!isJsonRpcShaped(parsed)) {

@@ -4,19 +4,26 @@
  * A message sent as raw text (not JSON.stringify-able) is kept as `{"raw": "<text>"}`.
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
+import { Redactor } from '../redact.js';
 
 export class Transcript {
   private fd: number | undefined;
 
-  /** Opens `path` for writing (truncating it); no path means no transcript. Throws on an unwritable path. */
-  constructor(path?: string) {
+  /**
+   * Opens `path` for writing (truncating it); no path means no transcript. Secrets known to
+   * `redactor` never reach the file. Throws on an unwritable path.
+   */
+  constructor(
+    path?: string,
+    private readonly redactor: Redactor = new Redactor(),
+  ) {
     if (path) this.fd = openSync(path, 'w');
   }
 
   /** Appends one message. `atMs` is ms since the session started. */
   write(dir: 'send' | 'recv', message: unknown, atMs: number): void {
     if (this.fd === undefined) return;
-    const line = JSON.stringify({ t: new Date().toISOString(), ms: atMs, dir, message });
+    const line = JSON.stringify({ t: new Date().toISOString(), ms: atMs, dir, message: this.redactor.value(message) });
     writeSync(this.fd, line + '\n');
   }
 

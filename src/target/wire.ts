@@ -68,6 +68,8 @@ export class WireTransport implements Transport {
    * answer to one id, or an answer to a notification). `atMs` is ms since the session started.
    */
   readonly strayResponses: { atMs: number; message: unknown }[] = [];
+  /** Ids of wire requests already answered (a later response with one of them is a duplicate). */
+  private readonly answered = new Set<number>();
   /** Set by the session once the SDK client has finished the handshake; from then on every response is the wire's. */
   handshakeDone = false;
   /** The `_meta` envelope the Client attached to its requests (2026-07-28 era); reused on ours. */
@@ -85,12 +87,16 @@ export class WireTransport implements Transport {
     });
     inner.onmessage = (message) => this.route(message);
     inner.onOversized = (id, bytes) => {
-      const p = this.pending.get(id);
-      if (!p) return false;
-      clearTimeout(p.timer);
-      this.pending.delete(id);
-      p.resolve({ kind: 'malformed', problem: `reply of ${bytes} bytes exceeds the ${MAX_LINE_BYTES} byte line limit and was dropped unread`, raw: null });
+      if (!this.pending.has(id)) return false;
+      this.settle(id, { kind: 'malformed', problem: `reply of ${bytes} bytes exceeds the ${MAX_LINE_BYTES} byte line limit and was dropped unread`, raw: null });
       return true;
+    };
+    // A stdout line that is not JSON but names a waiting request's id (a BOM or a NUL before the
+    // JSON, a truncated object) is that request's reply, broken: protocol-error, not a hang.
+    inner.onUnparsed = (text) => {
+      const id = /"id"\s*:\s*(\d+)/.exec(text)?.[1];
+      if (id === undefined || !this.pending.has(Number(id))) return;
+      this.settle(Number(id), { kind: 'malformed', problem: `the reply line is not valid JSON: ${JSON.stringify(text.slice(0, 80))}`, raw: null });
     };
     inner.onerror = (error) => this.onerror?.(error);
     inner.onclose = () => {
@@ -126,16 +132,32 @@ export class WireTransport implements Transport {
     const isResponse = !('method' in m) && 'id' in m;
     if (isResponse && (this.handshakeDone || (typeof m.id === 'number' && m.id >= FIRST_WIRE_ID))) {
       const p = typeof m.id === 'number' ? this.pending.get(m.id) : undefined;
-      if (!p) {
-        this.strayResponses.push({ atMs: this.inner.now(), message });
+      if (p) {
+        this.settle(m.id as number, readResponse(m));
+        this.answered.add(m.id as number);
         return;
       }
-      clearTimeout(p.timer);
-      this.pending.delete(m.id as number);
-      p.resolve(readResponse(m));
+      // A response with an id nobody sent, while exactly one request waits, is that request's reply
+      // under a wrong id (SPEC section 4: protocol-error), not silence. A second answer to an id
+      // already answered, or an answer when nothing waits, is a stray.
+      const alreadyAnswered = typeof m.id === 'number' && this.answered.has(m.id);
+      if (!alreadyAnswered && m.id !== null && this.handshakeDone && this.pending.size === 1) {
+        const [only] = this.pending.keys();
+        this.settle(only!, { kind: 'malformed', problem: `answered with id ${JSON.stringify(m.id)} instead of ${only}`, raw: m });
+        return;
+      }
+      this.strayResponses.push({ atMs: this.inner.now(), message });
       return;
     }
     this.onmessage?.(message);
+  }
+
+  private settle(id: number, reply: Reply): void {
+    const p = this.pending.get(id);
+    if (!p) return;
+    clearTimeout(p.timer);
+    this.pending.delete(id);
+    p.resolve(reply);
   }
 
   /**

@@ -104,7 +104,7 @@ describe('exits-on-null.mjs', () => {
     const pe = checkOf(r, 'protocol-errors');
     expect(pe.verdict).toBe('n/a');
     expect(pe.findings).toEqual([]);
-    expect(pe.notes).toEqual(['the server was gone before the protocol probes could run']);
+    expect(pe.notes).toEqual(['not run: the server was gone before the protocol probes']);
     expect(r.calls.some((c) => c.probe === 'unknown-method')).toBe(false);
   });
 });

@@ -18,6 +18,20 @@ const plain: Paint = (s) => s;
 
 const RANK: Record<string, number> = { fail: 0, partial: 1, pass: 2, 'n/a': 3 };
 
+/**
+ * Makes text that came from a server safe to print on a terminal: control characters (a newline
+ * in a tool name, an ESC sequence, NUL) and bidirectional overrides are shown as escapes, so a
+ * server cannot forge report lines or restyle the terminal.
+ */
+export function safeText(s: string): string {
+  return s.replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, (c) => {
+    if (c === '\n') return '\\n';
+    if (c === '\t') return '\\t';
+    if (c === '\r') return '\\r';
+    return `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+  });
+}
+
 /** Renders a report as text for a terminal or a log. */
 export function renderText(report: Report, opts: TextOptions): string {
   const c = opts.color;
@@ -31,19 +45,20 @@ export function renderText(report: Report, opts: TextOptions): string {
   const g = report.grade;
   const std = report.standard ? '' : `  ${yellow('non-standard')} (${report.nonStandardKeys.join(', ')})`;
   lines.push(bold(`sealmark ${report.cliVersion}`) + dim(` · methodology ${report.methodologyVersion}`));
-  lines.push(`target    ${report.target.command.join(' ')}`);
+  lines.push(`target    ${safeText(report.target.command.join(' '))}`);
   if (report.protocol) {
     const s = report.protocol.server;
-    lines.push(`server    ${s.name ?? '?'} ${s.version ?? ''}`.trimEnd() + dim(` · protocol ${report.protocol.version ?? '?'} (${report.protocol.era ?? '?'})`));
+    lines.push(safeText(`server    ${s.name ?? '?'} ${s.version ?? ''}`.trimEnd()) + dim(` · protocol ${safeText(report.protocol.version ?? '?')} (${report.protocol.era ?? '?'})`));
   }
   lines.push(`tools     ${report.tools.length} listed · coverage ${report.coverage.level}`);
+  lines.push(dim(`sandbox   ${report.sandbox.note}`));
   if (report.status === 'not-audited' && report.notAudited) {
     lines.push('');
-    lines.push(red(bold(`NOT AUDITED: ${report.notAudited.message}`)));
+    lines.push(red(bold(`NOT AUDITED: ${safeText(report.notAudited.message)}`)));
     lines.push(dim(`not checked: ${report.notAudited.notChecked.join(', ')}`));
     if (report.stderrTail.trim()) {
       lines.push(dim('server stderr (last lines):'));
-      for (const l of report.stderrTail.trim().split('\n').slice(-5)) lines.push(dim(`  ${l}`));
+      for (const l of report.stderrTail.trim().split('\n').slice(-5)) lines.push(dim(`  ${safeText(l)}`));
     }
   }
   lines.push('');
@@ -63,7 +78,7 @@ export function renderText(report: Report, opts: TextOptions): string {
       const shown = ch.findings.filter((f) => opts.verbose || f.level !== 'info');
       hiddenInfo += ch.findings.length - shown.length;
       for (const f of shown) lines.push(...renderFinding(f, { red, yellow, dim }));
-      if (opts.verbose || ch.verdict === 'n/a') for (const n of ch.notes) lines.push(dim(`      note: ${n}`));
+      if (opts.verbose || ch.verdict === 'n/a') for (const n of ch.notes) lines.push(dim(`      note: ${safeText(n)}`));
       lines.push(...needsProbe(ch, dim));
     }
   }
@@ -76,17 +91,17 @@ export function renderText(report: Report, opts: TextOptions): string {
 
 function renderFinding(f: Finding, p: { red: Paint; yellow: Paint; dim: Paint }): string[] {
   const tag = f.level === 'fail' ? p.red('fail') : f.level === 'partial' ? p.yellow('partial') : p.dim('info');
-  const out = [`      ${tag} ${f.messageId}: ${f.message}`];
-  for (const q of f.evidence.quotes ?? []) out.push(p.dim(`        │ ${q.split('\n')[0]!.slice(0, 160)}`));
-  if (f.evidence.schemaPaths?.length) out.push(p.dim(`        at ${f.evidence.schemaPaths.slice(0, 3).join(', ')}`));
-  if (f.request) out.push(p.dim(`        sent  ${f.request.length > 300 ? f.request.slice(0, 300) + '…' : f.request}`));
-  if (f.replay) out.push(p.dim(`        replay  ${f.replay}`));
+  const out = [`      ${tag} ${f.messageId}: ${safeText(f.message)}`];
+  for (const q of f.evidence.quotes ?? []) out.push(p.dim(`        │ ${safeText(q.split('\n')[0]!.slice(0, 160))}`));
+  if (f.evidence.schemaPaths?.length) out.push(p.dim(`        at ${safeText(f.evidence.schemaPaths.slice(0, 3).join(', '))}`));
+  if (f.request) out.push(p.dim(`        sent  ${safeText(f.request.length > 300 ? f.request.slice(0, 300) + '…' : f.request)}`));
+  if (f.replay) out.push(p.dim(`        replay  ${safeText(f.replay)}`));
   if (f.evidence.calls && f.evidence.calls.length > 1) out.push(p.dim(`        calls ${f.evidence.calls.slice(0, 12).map((s) => `#${s}`).join(' ')}`));
   return out;
 }
 
 function needsProbe(ch: ReportCheck, dim: Paint): string[] {
-  return ch.needsProbe?.length ? [dim(`      needs a probes: entry: ${ch.needsProbe.join(', ')}`)] : [];
+  return ch.needsProbe?.length ? [dim(`      needs a probes: entry: ${safeText(ch.needsProbe.join(', '))}`)] : [];
 }
 
 function countLevels(report: Report): { fail: number; partial: number } {

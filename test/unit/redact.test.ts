@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { Redactor } from '../../src/redact.js';
+import { safeText } from '../../src/report/reporters/text.js';
+
+describe('Redactor (SPEC section 8)', () => {
+  const r = new Redactor({ API_KEY: 'sk-live-"quoted"\\path', SHORT: 'on', TOKEN: 'tok-123456' });
+
+  it('replaces every plain occurrence with the key name', () => {
+    expect(r.text('key=tok-123456; again tok-123456')).toBe('key=[redacted:TOKEN]; again [redacted:TOKEN]');
+  });
+
+  it('finds a secret with quotes and backslashes inside nested strings', () => {
+    expect(r.value({ text: ['the key is sk-live-"quoted"\\path'] })).toEqual({ text: ['the key is [redacted:API_KEY]'] });
+  });
+
+  it('never breaks the structure: a secret equal to a JSON token is only replaced inside strings', () => {
+    const o = new Redactor({ MODE: 'lenient', FLAG: 'isError' });
+    expect(o.value({ isError: true, text: 'lenient isError' })).toEqual({ '[redacted:FLAG]': true, text: '[redacted:MODE] [redacted:FLAG]' });
+  });
+
+  it('deep-copies a value with secrets redacted, and leaves values under 4 characters alone', () => {
+    const v = r.value({ a: ['tok-123456'], b: { c: 'on and on' } });
+    expect(v).toEqual({ a: ['[redacted:TOKEN]'], b: { c: 'on and on' } });
+  });
+
+  it('redacts the longer of two overlapping secrets whole', () => {
+    const o = new Redactor({ A: 'secret', B: 'secret-long' });
+    expect(o.text('x secret-long y secret')).toBe('x [redacted:B] y [redacted:A]');
+  });
+});
+
+describe('safeText: server text on a terminal', () => {
+  it('shows control characters and bidi overrides as escapes', () => {
+    expect(safeText('evil\n\ngrade A')).toBe('evil\\n\\ngrade A');
+    expect(safeText('\u001b[2Jx')).toBe('\\u001b[2Jx');
+    expect(safeText('rtl\u202eevil')).toBe('rtl\\u202eevil');
+    expect(safeText('nul\u0000')).toBe('nul\\u0000');
+  });
+
+  it('leaves ordinary text, including non-Latin letters and emoji, as it is', () => {
+    expect(safeText('héllo 🔥 日本 │ tab-free')).toBe('héllo 🔥 日本 │ tab-free');
+  });
+});
+
+describe('what counts as a secret', () => {
+  it('paths and numbers are evidence, not secrets, unless the name says credential', async () => {
+    const { isSecret } = await import('../../src/redact.js');
+    expect(isSecret('MEMORY_FILE_PATH', '/tmp/x/memory.jsonl')).toBe(false);
+    expect(isSecret('PORT', '8080')).toBe(false);
+    expect(isSecret('API_TOKEN', '/opt/token/file')).toBe(true);
+    expect(isSecret('DATABASE_URL', 'postgres://u:p@127.0.0.1/db')).toBe(true);
+    expect(isSecret('MODE', 'lenient')).toBe(true);
+    expect(isSecret('npm_config_offline', 'true')).toBe(false);
+  });
+});
