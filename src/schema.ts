@@ -46,6 +46,8 @@ const ajvOptions = {
   // Unknown formats ("phone-number") are ignored, silently: sealmark's stderr is not the place.
   logger: false,
   code: { regExp: safeRegExp },
+  // `constructor` or `toString` inherited from Object.prototype is not an argument that was sent.
+  ownProperties: true,
 };
 const instances = new Map<string, AjvLike>();
 

@@ -88,7 +88,7 @@ export function planProbes(tool: ListedTool): { plan: (PlannedProbe & { invalidB
       for (const p of withItemRequired) {
         const item = sampleValid(p.itemObject) as Record<string, unknown>;
         delete item[requiredOf(p.itemObject)[0]!];
-        args[p.name] = [item];
+        Object.defineProperty(args, p.name, { value: [item], enumerable: true, writable: true, configurable: true });
       }
       candidates.push({ probe: 'nested-item', args, target: withItemRequired.map((p) => `${p.name}[0]`).join(',') });
     }
@@ -137,7 +137,8 @@ function assign(props: PropertyInfo[], value: (p: PropertyInfo) => unknown): Rec
   const out: Record<string, unknown> = {};
   for (const p of props) {
     const v = value(p);
-    if (v !== undefined) out[p.name] = v;
+    // defineProperty, not assignment: a property named `__proto__` must become a key of its own.
+    if (v !== undefined) Object.defineProperty(out, p.name, { value: v, enumerable: true, writable: true, configurable: true });
   }
   return out;
 }
