@@ -6,7 +6,8 @@ import type { Check, CheckMeta } from './check.js';
 import { finding, group, verdictOf } from './finding.js';
 import type { Finding, ProbeCall } from '../types.js';
 
-const INVALID_PROBES = new Set([
+/** The schema-invalid probes, whose replies decide the verdict. */
+export const INVALID_PROBES: ReadonlySet<string> = new Set([
   'missing-required',
   'wrong-types',
   'nulls',

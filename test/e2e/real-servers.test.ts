@@ -14,6 +14,7 @@
  *
  * Surprises are replayed by fixtures under test/fixtures/servers/real-*.mjs (last describe block).
  */
+import { INVALID_PROBES } from '../../src/checks/robust-input.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,7 +33,7 @@ const PKG = join(root, 'node_modules', '@modelcontextprotocol');
 const entry = (pkg: string) => join(PKG, pkg, 'dist', 'index.js');
 const CORE = ['handshake', 'robust-input', 'protocol-errors', 'tool-schemas'];
 /** robust-input's schema-invalid probes (src/checks/robust-input.ts INVALID_PROBES). */
-const INVALID = new Set(['missing-required', 'wrong-types', 'nulls', 'extra-argument', 'string-as-object', 'nested-string', 'nested-item', 'no-arguments', 'extra-only']);
+const INVALID = INVALID_PROBES;
 const MARKER_VAR = 'SEALMARK_E2E_MARKER';
 
 interface Proc {
