@@ -2,7 +2,10 @@
  * The engine: target → session → probes → checks → scoring → report (STYLE, one-way flow).
  * `audit()` is what the CLI runs and what the library exports (SPEC section 9).
  */
+import { accessSync, constants, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { Session, type OpenFailure } from './target/session.js';
+import { Sandbox } from './target/sandbox.js';
 import type { StdioTargetSpec } from './target/stdio-transport.js';
 import { Recorder, type Progress } from './probes/recorder.js';
 import { gatherRobustInput, hangLimitMs } from './probes/robust-input.js';
@@ -33,6 +36,25 @@ export interface AuditOptions {
   onProgress?: (p: Progress) => void;
   /** How the target is shown in replay lines (default: command and args). */
   displayCommand?: string[];
+  /**
+   * `false` runs the server without the sandbox (--no-sandbox): in `cwd` with the user's HOME and
+   * network. Default: the sandbox of SPEC section 3, configured by `config.sandbox`.
+   */
+  sandbox?: boolean;
+}
+
+/** The absolute path `command` resolves to on `path` (a PATH string), or undefined. */
+export function findExecutable(command: string, path = ''): string | undefined {
+  const candidates = command.includes('/') ? [command] : path.split(':').filter(Boolean).map((d) => join(d, command));
+  for (const c of candidates) {
+    try {
+      accessSync(c, constants.X_OK);
+      if (statSync(c).isFile()) return c;
+    } catch {
+      /* not here */
+    }
+  }
+  return undefined;
 }
 
 /** Variables passed through from sealmark's own environment (SPEC section 3: PATH, HOME, LANG, TERM; the rest keep toolchains working). */
@@ -55,12 +77,22 @@ export function serverEnv(config: ResolvedConfig, extra: Record<string, string> 
  */
 export async function audit(options: AuditOptions): Promise<Report> {
   const config = options.config ?? defaultConfig();
-  const spec: StdioTargetSpec = {
-    command: options.command,
-    args: options.args,
-    env: serverEnv(config, options.env),
-    cwd: options.cwd,
-  };
+  const env = serverEnv(config, options.env);
+  const sandbox = options.sandbox === false ? undefined : Sandbox.create(config.sandbox);
+  try {
+    // A command that cannot be found is started bare, so that it fails as itself (spawn-failed),
+    // not as an exit of the sandbox's wrapper.
+    const spec: StdioTargetSpec =
+      sandbox && findExecutable(options.command, env.PATH)
+        ? sandbox.wrap(options.command, options.args, env)
+        : { command: options.command, args: options.args, env, cwd: options.cwd };
+    return await auditSpec(options, config, spec, sandbox);
+  } finally {
+    sandbox?.dispose();
+  }
+}
+
+async function auditSpec(options: AuditOptions, config: ResolvedConfig, spec: StdioTargetSpec, sandbox: Sandbox | undefined): Promise<Report> {
   const display = options.displayCommand ?? [options.command, ...options.args];
   // The replay needs what the server needed: the config file (its env) and the --env names.
   const replayFlags = [
@@ -77,7 +109,7 @@ export async function audit(options: AuditOptions): Promise<Report> {
   const opened = await Session.open(spec, { initTimeoutMs: config.timeout_init_sec * 1000, transcriptPath: options.transcriptPath, redactor });
   if (!(opened instanceof Session)) {
     const artifacts = emptyArtifacts(config, opened);
-    return redactor.value(buildReport({ target: display, config, artifacts, results: judgeAll(enabled, artifacts, replay), startedAt: started }));
+    return redactor.value(buildReport({ target: display, isolation: sandbox?.isolation, config, artifacts, results: judgeAll(enabled, artifacts, replay), startedAt: started }));
   }
   const session = opened;
   try {
@@ -113,7 +145,7 @@ export async function audit(options: AuditOptions): Promise<Report> {
     artifacts.stderrTail = t.stderrText;
     artifacts.exit = t.exit;
     artifacts.strays = session.wire.strayResponses.map((s) => s.message);
-    return redactor.value(buildReport({ target: display, config, artifacts, results: judgeAll(enabled, artifacts, replay), startedAt: started }));
+    return redactor.value(buildReport({ target: display, isolation: sandbox?.isolation, config, artifacts, results: judgeAll(enabled, artifacts, replay), startedAt: started }));
   } finally {
     await session.close();
   }

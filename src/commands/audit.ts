@@ -21,6 +21,10 @@ export interface AuditCliOptions {
   skip?: string;
   env?: string[];
   quiet?: boolean;
+  /** false with --no-sandbox. */
+  sandbox?: boolean;
+  network?: 'on' | 'off';
+  keepSandbox?: boolean;
   verbose?: boolean;
   color?: boolean;
 }
@@ -44,7 +48,11 @@ export async function runAudit(command: string[], opts: AuditCliOptions): Promis
     display = target;
   }
   // --env stays apart from the config's env so that replay lines can name it (`--env KEY`).
-  const config = resolveConfig({ ...opts, env: undefined }, process.cwd());
+  const fromFile = resolveConfig({ ...opts, env: undefined }, process.cwd());
+  const config = {
+    ...fromFile,
+    sandbox: { ...fromFile.sandbox, ...(opts.network ? { network: opts.network } : {}), ...(opts.keepSandbox ? { keep: true } : {}) },
+  };
   const cliEnv = parseEnvList(opts.env);
   // Paths are checked before the server starts: a typo must not cost a whole audit.
   if (opts.output !== undefined) checkWritable('--output', opts.output);
@@ -56,6 +64,7 @@ export async function runAudit(command: string[], opts: AuditCliOptions): Promis
     args: target.slice(1),
     config,
     env: cliEnv,
+    sandbox: opts.sandbox !== false,
     transcriptPath: opts.transcript,
     displayCommand: display,
     onProgress: progress?.update,

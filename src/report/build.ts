@@ -5,6 +5,7 @@
  */
 import { checkById } from '../checks/index.js';
 import type { Artifacts } from '../checks/check.js';
+import type { Isolation } from '../target/sandbox.js';
 import type { ResolvedConfig } from '../config/schema.js';
 import { nonStandardKeysOf } from '../config/defaults.js';
 import { packs } from '../packs.js';
@@ -56,10 +57,11 @@ export interface Report {
   notAudited?: { reason: string; message: string; notChecked: string[] };
   protocol: { version: string | null; era: string | null; server: { name: string | null; version: string | null } } | null;
   /**
-   * How the server was isolated (SPEC section 3). This version has no sandbox yet: `kind` is
-   * `none` and `note` says what that means for the reader.
+   * How the server was isolated (SPEC section 3). `kind`: `sandbox` (scratch HOME and working
+   * directory, logging shims, and `network: namespace` when loopback-only isolation worked) or
+   * `none` (--no-sandbox). `note`: the same in words, with what was not isolated.
    */
-  sandbox: { kind: 'none'; note: string };
+  sandbox: { kind: 'sandbox' | 'none'; network: 'namespace' | 'host'; note: string };
   /** false when a locked threshold was changed (SPEC section 1); the keys are listed. */
   standard: boolean;
   nonStandardKeys: string[];
@@ -74,13 +76,18 @@ export interface Report {
 
 const MAX_RAW_CHARS = 4096;
 
-/** Said in every report until the sandbox lands (SPEC section 3 asks for a clear note). */
-const SANDBOX_NOTE =
-  'no sandbox: the server ran in the current directory with your HOME and network; only its environment was scrubbed';
+/** The sandbox line of a report (SPEC section 3 asks for a clear note when isolation is missing). */
+function sandboxOf(iso: Isolation | undefined): Report['sandbox'] {
+  if (!iso) return { kind: 'none', network: 'host', note: 'no sandbox (--no-sandbox): the server ran in the current directory with your HOME and network; only its environment was scrubbed' };
+  const parts = ['scratch HOME and working directory', `network ${iso.network === 'namespace' ? 'loopback only' : 'of the host'}`, ...iso.notes];
+  return { kind: 'sandbox', network: iso.network, note: parts.join('; ') };
+}
 
 /** Input of {@link buildReport}. `startedAt` is ms since the epoch. */
 export interface BuildInput {
   target: string[];
+  /** How the target was isolated; absent with --no-sandbox. */
+  isolation?: Isolation;
   config: ResolvedConfig;
   artifacts: Artifacts;
   results: CheckResult[];
@@ -88,7 +95,7 @@ export interface BuildInput {
 }
 
 /** Assembles the report from the run's artifacts and the checks' results. */
-export function buildReport({ target, config, artifacts: a, results, startedAt }: BuildInput): Report {
+export function buildReport({ target, isolation, config, artifacts: a, results, startedAt }: BuildInput): Report {
   const checks: ReportCheck[] = results.map((r) => {
     const m = checkById(r.id)!.meta;
     const severity = (config.checks[r.id]?.severity as Severity | undefined) ?? m.severity;
@@ -122,7 +129,7 @@ export function buildReport({ target, config, artifacts: a, results, startedAt }
           server: { name: strOrNull(h.serverInfo?.name), version: strOrNull(h.serverInfo?.version) },
         }
       : null,
-    sandbox: { kind: 'none', note: SANDBOX_NOTE },
+    sandbox: sandboxOf(isolation),
     standard: nonStandard.length === 0,
     nonStandardKeys: nonStandard,
     coverage: coverageOf(a),

@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { auditFixture, checkOf, findingsOf, fixtureCommand } from '../helpers/run.js';
 import { audit } from '../../src/audit.js';
+import { networkNamespaceAvailable } from '../../src/target/sandbox.js';
 import { configRegistry } from '../../src/config/defaults.js';
 import { parseConfig } from '../../src/config/schema.js';
 import type { Report } from '../../src/report/build.js';
@@ -206,11 +207,29 @@ function running(pid: number): boolean {
 }
 
 describe('the whole process tree ends at close (SPEC section 3, step 4)', () => {
+  const ns = networkNamespaceAvailable();
+  // Skipped, with the reason, where user namespaces are not permitted (the process group still ends).
+  it.skipIf(!ns.ok)(`in the sandbox, a grandchild in its own session (setsid) ends too${ns.ok ? '' : ` [skipped: ${ns.why}]`}`, async () => {
+    const tag = `sealmark-setsid-${process.pid}-${Date.now()}`;
+    const report = await auditFixture('spawns-setsid-grandchild.mjs', { checks: { 'protocol-errors': { enabled: false } } }, [tag]);
+    expect(report.status).toBe('audited');
+    expect(report.sandbox).toMatchObject({ kind: 'sandbox', network: 'namespace' });
+    const deadline = Date.now() + 2000;
+    let left = await processesWith(tag);
+    while (left.length > 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+      left = (await processesWith(tag)).filter((p) => running(p.pid));
+    }
+    expect(left).toEqual([]);
+  });
+
   it('a grandchild that ignores SIGTERM is gone after the audit', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sealmark-tree-'));
     try {
       const pidFile = join(dir, 'grandchild.pid');
-      const report = await auditFixture('spawns-grandchild.mjs', { checks: { 'protocol-errors': { enabled: false } } }, [pidFile]);
+      // Without the sandbox, this is the process-group kill at work (inside it, the pid namespace
+      // ends everything, and the pid the fixture writes is a namespace pid).
+      const report = await auditFixture('spawns-grandchild.mjs', { checks: { 'protocol-errors': { enabled: false } } }, [pidFile], { sandbox: false });
       expect(report.status).toBe('audited');
       const pid = Number(readFileSync(pidFile, 'utf8'));
       expect(pid).toBeGreaterThan(0);

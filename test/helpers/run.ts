@@ -19,9 +19,14 @@ export function fixtureCommand(name: string): { command: string; args: string[] 
 }
 
 /** Audits a fixture with a config built from `raw` (as a sealmark.config.json would hold it). */
-export async function auditFixture(name: string, raw: Record<string, unknown> = {}, extraArgs: string[] = []): Promise<Report> {
+export async function auditFixture(
+  name: string,
+  raw: Record<string, unknown> = {},
+  extraArgs: string[] = [],
+  opts: { sandbox?: boolean } = {},
+): Promise<Report> {
   const { command, args } = fixtureCommand(name);
-  return audit({ command, args: [...args, ...extraArgs], config: parseConfig(raw, configRegistry()) });
+  return audit({ command, args: [...args, ...extraArgs], config: parseConfig(raw, configRegistry()), sandbox: opts.sandbox });
 }
 
 /** The result of one check; throws when the check is not in the report. */

@@ -1,0 +1,226 @@
+/**
+ * The sandbox for stdio targets (SPEC section 3, step 1): a scratch working directory and HOME, a
+ * scrubbed environment, logging shims first on PATH, and on Linux a network namespace with only
+ * loopback (`unshare -rn`). It makes side effects visible: every shim call, every connection to
+ * the catch-all proxy listener and every file changed under the scratch folders is an entry of the
+ * effect log, read back between calls so each entry is attributed to the call in flight.
+ */
+import { spawnSync } from 'node:child_process';
+import { chmodSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { StdioTargetSpec } from './stdio-transport.js';
+
+/** Commands replaced by logging shims (SPEC section 3; the seed's list plus notify-send and gh). */
+export const SHIMMED_COMMANDS = ['open', 'xdg-open', 'osascript', 'curl', 'wget', 'sendmail', 'mail', 'notify-send', 'gh'] as const;
+
+/** Port of the catch-all proxy listener inside the network namespace (a fresh namespace: always free). */
+const PROXY_PORT = 18_089;
+
+/** Most files walked per snapshot (a server that writes more is still caught: its first files change). */
+const MAX_SNAPSHOT_FILES = 5000;
+
+/** One observed side effect. */
+export interface Effect {
+  /** `shim`: a shimmed command ran; `network`: a connection reached the proxy listener, or a reply reported a failed connection; `file`: a file was created, changed or removed. */
+  kind: 'shim' | 'network' | 'file';
+  /** What happened, e.g. `xdg-open http://127.0.0.1:8767`, `CONNECT hooks.example:443`, `created ~/.notes/last.txt`. */
+  detail: string;
+}
+
+/** Options (SPEC section 7, `sandbox`). */
+export interface SandboxOptions {
+  /** `off` (default): a network namespace with loopback only, where the system allows it. */
+  network: 'on' | 'off';
+  /** Put the logging shims first on PATH. */
+  shims: boolean;
+  /** Keep the scratch folders after the run (their path is in the report). */
+  keep: boolean;
+}
+
+/** How the target was isolated, for the report. */
+export interface Isolation {
+  kind: 'sandbox';
+  /** `namespace`: loopback only; `host`: the host network (by choice, or because namespaces are not permitted). */
+  network: 'namespace' | 'host';
+  root: string;
+  notes: string[];
+}
+
+let namespaceCheck: { ok: boolean; why: string } | undefined;
+
+/** Whether `unshare -rn` works here (checked once per process). */
+export function networkNamespaceAvailable(): { ok: boolean; why: string } {
+  if (namespaceCheck) return namespaceCheck;
+  if (process.platform !== 'linux') return (namespaceCheck = { ok: false, why: `network namespaces are a Linux feature (this is ${process.platform}); only the shims isolate the server` });
+  const r = spawnSync('unshare', ['-rn', '--fork', '--kill-child', 'sh', '-c', 'ip link set lo up'], { encoding: 'utf8', timeout: 5000 });
+  if (r.error) return (namespaceCheck = { ok: false, why: `unshare is not available (${(r.error as NodeJS.ErrnoException).code}); the server had the host network` });
+  if (r.status !== 0) {
+    const first = (r.stderr || '').trim().split('\n')[0] ?? '';
+    return (namespaceCheck = { ok: false, why: `user namespaces are not permitted here (unshare -rn: ${first || `exit ${r.status}`}); the server had the host network` });
+  }
+  return (namespaceCheck = { ok: true, why: '' });
+}
+
+/** A file's identity in a snapshot: size and mtime (ms). */
+type Snapshot = Map<string, string>;
+
+export class Sandbox {
+  readonly home: string;
+  readonly cwd: string;
+  readonly shimDir: string;
+  readonly logPath: string;
+  readonly isolation: Isolation;
+  private logOffset = 0;
+
+  private constructor(
+    readonly root: string,
+    private readonly options: SandboxOptions,
+  ) {
+    this.home = join(root, 'home');
+    this.cwd = join(root, 'work');
+    this.shimDir = join(root, 'shims');
+    this.logPath = join(root, 'effects.log');
+    mkdirSync(this.home);
+    mkdirSync(this.cwd);
+    mkdirSync(this.shimDir);
+    writeFileSync(this.logPath, '');
+    if (options.shims) this.writeShims();
+    const notes: string[] = [];
+    let network: Isolation['network'] = 'host';
+    if (options.network === 'off') {
+      const ns = networkNamespaceAvailable();
+      if (ns.ok) network = 'namespace';
+      else notes.push(ns.why);
+    } else notes.push('network on (--network on): the server had the host network');
+    if (!options.shims) notes.push('shims off: commands such as open and curl ran for real');
+    if (options.keep) notes.push(`scratch folders kept at ${root}`);
+    this.isolation = { kind: 'sandbox', network, root, notes };
+  }
+
+  /** Creates the scratch folders (under the system temp folder) and the shims. Throws on a full or read-only disk. */
+  static create(options: SandboxOptions): Sandbox {
+    return new Sandbox(mkdtempSync(join(tmpdir(), 'sealmark-sandbox-')), options);
+  }
+
+  private writeShims(): void {
+    for (const name of SHIMMED_COMMANDS) {
+      const path = join(this.shimDir, name);
+      // One line per call: "shim<TAB>name args". The log path is quoted for the shell.
+      writeFileSync(path, `#!/bin/sh\nprintf 'shim\\t%s\\n' "${name} $*" >> ${shQuote(this.logPath)}\nexit 0\n`);
+      chmodSync(path, 0o755);
+    }
+  }
+
+  /**
+   * The spec that starts `command` inside the sandbox: scratch cwd and HOME, `env` (already
+   * scrubbed by the caller) with PATH prefixed by the shims, npm's cache passed through so that
+   * `npx -y` of a cached package starts, proxy variables pointing at the catch-all listener, and on
+   * Linux the network namespace.
+   */
+  wrap(command: string, args: string[], env: Record<string, string>): StdioTargetSpec {
+    const out: Record<string, string> = { ...env, HOME: this.home };
+    if (this.options.shims) out.PATH = `${this.shimDir}:${env.PATH ?? ''}`;
+    out.npm_config_cache = env.npm_config_cache ?? join(homedir(), '.npm');
+    out.npm_config_update_notifier = 'false';
+    if (this.isolation.network === 'namespace') {
+      const proxy = `http://127.0.0.1:${PROXY_PORT}`;
+      for (const k of ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'http_proxy', 'https_proxy', 'all_proxy']) out[k] = proxy;
+      const listener = fileURLToPath(new URL('./proxy-listener.js', import.meta.url));
+      // Inside the namespace: bring loopback up, start the listener, then become the server.
+      const script = `ip link set lo up 2>/dev/null; ${shQuote(process.execPath)} ${shQuote(listener)} ${PROXY_PORT} ${shQuote(this.logPath)} </dev/null >/dev/null 2>&1 & exec "$@"`;
+      // --pid: the server is PID 1 of its own namespace, so everything it started (even a
+      // setsid'd grandchild) ends with it; --kill-child: and it ends if unshare is killed.
+      return { command: 'unshare', args: ['-rn', '--pid', '--fork', '--kill-child', 'sh', '-c', script, 'sh', command, ...args], env: out, cwd: this.cwd };
+    }
+    return { command, args, env: out, cwd: this.cwd };
+  }
+
+  /** Marks the start of a call: effects read by {@link Sandbox.effectsSince} come after this point. */
+  mark(): { offset: number; files: Snapshot } {
+    return { offset: this.logSize(), files: this.snapshot() };
+  }
+
+  /** Effects since `mark` (shim calls, proxy connections, file changes), in the order seen. */
+  effectsSince(mark: { offset: number; files: Snapshot }): Effect[] {
+    const out: Effect[] = [];
+    for (const line of this.readLog(mark.offset)) {
+      const tab = line.indexOf('\t');
+      const kind = line.slice(0, tab);
+      if (kind === 'shim' || kind === 'network') out.push({ kind, detail: line.slice(tab + 1) });
+    }
+    const after = this.snapshot();
+    for (const [path, id] of after) {
+      if (!mark.files.has(path)) out.push({ kind: 'file', detail: `created ${path}` });
+      else if (mark.files.get(path) !== id) out.push({ kind: 'file', detail: `changed ${path}` });
+    }
+    for (const path of mark.files.keys()) if (!after.has(path)) out.push({ kind: 'file', detail: `removed ${path}` });
+    return out;
+  }
+
+  private logSize(): number {
+    try {
+      return statSync(this.logPath).size;
+    } catch {
+      return 0;
+    }
+  }
+
+  private readLog(from: number): string[] {
+    const size = this.logSize();
+    if (size <= from) return [];
+    const len = Math.min(size - from, 1024 * 1024);
+    const buf = Buffer.alloc(len);
+    const fd = openSync(this.logPath, 'r');
+    try {
+      readSync(fd, buf, 0, len, from);
+    } finally {
+      closeSync(fd);
+    }
+    return buf.toString('utf8').split('\n').filter((l) => l !== '');
+  }
+
+  /** Files under the scratch HOME and working directory, as `~/path` and `./path`, with size and mtime. */
+  private snapshot(): Snapshot {
+    const out: Snapshot = new Map();
+    const walk = (dir: string, shown: string) => {
+      let entries: string[];
+      try {
+        entries = readdirSync(dir);
+      } catch {
+        return;
+      }
+      for (const name of entries) {
+        if (out.size >= MAX_SNAPSHOT_FILES) return;
+        // npm's own bookkeeping when npx starts a package is not the server's doing.
+        if (shown === '~' && (name === '.npm' || name === '.cache')) continue;
+        const full = join(dir, name);
+        try {
+          const st = statSync(full);
+          if (st.isDirectory()) walk(full, `${shown}/${name}`);
+          else out.set(`${shown}/${name}`, `${st.size}:${st.mtimeMs}`);
+        } catch {
+          /* gone meanwhile */
+        }
+      }
+    };
+    walk(this.home, '~');
+    walk(this.cwd, '.');
+    return out;
+  }
+
+  /** Removes the scratch folders unless `keep` was asked for. Never throws. */
+  dispose(): void {
+    if (this.options.keep) return;
+    try {
+      if (existsSync(this.root)) rmSync(this.root, { recursive: true, force: true });
+    } catch {
+      /* a process still writing there: the OS temp cleaner will have it */
+    }
+  }
+}
+
+function shQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
