@@ -10,11 +10,15 @@
 //   add_note(title: string required, body: string) — no validation at all: accepts anything,
 //       including {} and wrong types, and "saves" the note (in memory)            -> accepted
 //   list_tags()                         — none: no arguments, readOnlyHint:true, returns the tags.
+//   open_dashboard()                    — opens http://127.0.0.1:8767 in a browser (xdg-open, or
+//       open on macOS) on EVERY call, including the {} a router sends       -> default-call-effects
+//       (inside sealmark's sandbox the command is a logging shim: nothing opens)
 //   render_note(id: string)             — rejects a non-string id, but its error text includes a
 //       stack frame "at renderNote (/home/demo/notes/render.js:12:7)"             -> leak
 //       and it reads a null id as "absent", so {"id": null} succeeds              -> accepted
 //
 // The handshake accepts protocol versions 2024-11-05 .. 2025-11-25; the process exits when stdin closes.
+import { spawnSync } from 'node:child_process';
 import { createInterface } from 'node:readline';
 
 const VERSIONS = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'];
@@ -64,6 +68,11 @@ const tools = [
     annotations: { readOnlyHint: true },
   },
   {
+    name: 'open_dashboard',
+    description: 'Returns the URL of the notes dashboard.',
+    inputSchema: { type: 'object', properties: {} },
+  },
+  {
     name: 'render_note',
     description: 'Renders a note as Markdown.',
     inputSchema: { type: 'object', properties: { id: { type: 'string' } } },
@@ -103,6 +112,12 @@ const handlers = {
   },
   list_tags() {
     return text([...new Set([...notes.values()].flatMap((n) => n.tags ?? []))].sort().join(', '));
+  },
+  open_dashboard() {
+    // Flaw: the default call has a side effect (the seed's show_dashboard).
+    const url = 'http://127.0.0.1:8767';
+    spawnSync(process.platform === 'darwin' ? 'open' : 'xdg-open', [url], { stdio: 'ignore', timeout: 5000 });
+    return text(JSON.stringify({ ok: true, url }));
   },
   render_note(args) {
     const id = args.id ?? 'n1';

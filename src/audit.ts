@@ -10,6 +10,7 @@ import type { StdioTargetSpec } from './target/stdio-transport.js';
 import { Recorder, type Progress } from './probes/recorder.js';
 import { gatherRobustInput, hangLimitMs } from './probes/robust-input.js';
 import { gatherProtocolErrors } from './probes/protocol-errors.js';
+import { gatherEffects } from './probes/effects.js';
 import { checks as allChecks } from './checks/index.js';
 import type { Artifacts, Check } from './checks/check.js';
 import { buildReport, type Report } from './report/build.js';
@@ -41,6 +42,10 @@ export interface AuditOptions {
    * network. Default: the sandbox of SPEC section 3, configured by `config.sandbox`.
    */
   sandbox?: boolean;
+  /** `--all`: the default-call probe sends `{}` to every tool, not only those with no required argument. */
+  all?: boolean;
+  /** `--allow-effects`: effect probes call tools even without the sandbox (on the user's machine). */
+  allowEffects?: boolean;
 }
 
 /** The absolute path `command` resolves to on `path` (a PATH string), or undefined. */
@@ -84,7 +89,7 @@ export async function audit(options: AuditOptions): Promise<Report> {
     // not as an exit of the sandbox's wrapper.
     const spec: StdioTargetSpec =
       sandbox && findExecutable(options.command, env.PATH)
-        ? sandbox.wrap(options.command, options.args, env)
+        ? sandbox.wrap(options.command, options.args, env, options.cwd)
         : { command: options.command, args: options.args, env, cwd: options.cwd };
     return await auditSpec(options, config, spec, sandbox);
   } finally {
@@ -135,6 +140,9 @@ async function auditSpec(options: AuditOptions, config: ResolvedConfig, spec: St
     const needs = new Set(enabled.flatMap((c) => c.meta.requires));
     if (tools.length > 0 && !listing.problem) {
       if (needs.has('robust-input')) artifacts.robust = await gatherRobustInput(rec, tools, config);
+      if (needs.has('effects') && !session.exited) {
+        artifacts.effects = await gatherEffects(rec, tools, config, { sandbox, all: options.all === true, allowEffects: options.allowEffects === true });
+      }
       // After robust-input stopped (three hangs, server gone) the server cannot be judged on
       // protocol mistakes: more requests would only wait out the hang limit and blame the wrong probe.
       if (needs.has('protocol-errors') && !session.exited && !artifacts.robust?.stopped) artifacts.protocol = await gatherProtocolErrors(rec, hangMs);

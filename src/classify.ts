@@ -577,3 +577,17 @@ function clip(s: string, n: number): string {
   const t = s.trim();
   return t.length > n ? t.slice(0, n) : t;
 }
+
+/**
+ * The first line of `text` that reports a failed connection (the connection terms of
+ * {@link FETCH_FAILURE_TERMS}, not the bare "timeout"), trimmed to 200 characters; undefined when
+ * none does. In the sandbox's loopback-only namespace this is how a direct connection attempt
+ * shows: the effect log counts it as a network effect (SPEC section 3).
+ */
+export function failedConnectionLine(text: string): string | undefined {
+  const terms = FETCH_FAILURE_TERMS.filter((t) => t.only !== 'error');
+  for (const line of text.slice(0, LEAK_SCAN_MAX_CHARS).split('\n')) {
+    if (line.length <= LEAK_SCAN_MAX_LINE && terms.some((t) => t.pattern.test(line))) return line.trim().slice(0, 200);
+  }
+  return undefined;
+}

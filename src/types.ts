@@ -86,6 +86,8 @@ export interface ProbeCall {
   target?: string;
   exchange: Exchange;
   classification?: Classification;
+  /** Side effects the sandbox saw during this call (effect-pack calls only). */
+  effects?: { kind: 'shim' | 'network' | 'file'; detail: string }[];
 }
 
 /** A piece of evidence attached to a finding. */

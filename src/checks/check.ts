@@ -9,6 +9,7 @@ import type { Exchange } from '../target/wire.js';
 import type { CheckResult, ListedTool, PackId, ProbeCall, Severity, Weight } from '../types.js';
 import type { ResolvedConfig } from '../config/schema.js';
 import type { ProtocolRun } from '../probes/protocol-errors.js';
+import type { EffectsRun } from '../probes/effects.js';
 
 /** A config key a check reads (SPEC section 7). */
 export interface CheckConfigKey {
@@ -73,7 +74,7 @@ export interface CheckMeta {
   requires: GathererId[];
 }
 
-export type GathererId = 'robust-input' | 'protocol-errors';
+export type GathererId = 'robust-input' | 'protocol-errors' | 'effects';
 
 /** Per-tool bookkeeping of the robust-input gatherer. */
 export interface RobustToolRun {
@@ -113,6 +114,7 @@ export interface Artifacts {
   calls: ProbeCall[];
   robust?: RobustRun;
   protocol?: ProtocolRun;
+  effects?: EffectsRun;
   /** Responses (after the handshake) whose id no request was waiting for. */
   strays: unknown[];
   config: ResolvedConfig;

@@ -7,9 +7,13 @@ import { check as handshake } from './handshake.js';
 import { check as robustInput } from './robust-input.js';
 import { check as protocolErrors } from './protocol-errors.js';
 import { check as toolSchemas } from './tool-schemas.js';
+import { check as armedFlags } from './armed-flags.js';
+import { check as defaultCallEffects } from './default-call-effects.js';
+import { check as fillerCallEffects } from './filler-call-effects.js';
+import { check as hiddenParams } from './hidden-params.js';
 
 /** Every check sealmark has, keyed by nothing: order is report order. */
-export const checks: readonly Check[] = [handshake, robustInput, protocolErrors, toolSchemas];
+export const checks: readonly Check[] = [handshake, robustInput, protocolErrors, toolSchemas, armedFlags, defaultCallEffects, fillerCallEffects, hiddenParams];
 
 /** The check with this id, or undefined. */
 export function checkById(id: string): Check | undefined {

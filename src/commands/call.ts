@@ -2,7 +2,10 @@
  * `sealmark call --tool <name> --args '<json>' -- <command>`: replays one tools/call (the repro
  * line of every finding) and prints what was sent, the raw reply and its class (SPEC section 4).
  */
-import { serverEnv } from '../audit.js';
+import { findExecutable, serverEnv } from '../audit.js';
+import { EFFECT_GRACE_MS } from '../probes/effects.js';
+import { Sandbox } from '../target/sandbox.js';
+import type { StdioTargetSpec } from '../target/stdio-transport.js';
 import { classifyReply } from '../classify.js';
 import { defaultConfig } from '../config/defaults.js';
 import { propertiesOf } from '../schema.js';
@@ -13,6 +16,8 @@ export interface CallCliOptions {
   tool: string;
   args?: string;
   config?: string;
+  /** false with --no-sandbox. */
+  sandbox?: boolean;
   timeoutProbe?: string;
   env?: string[];
 }
@@ -31,10 +36,19 @@ export async function runCall(command: string[], opts: CallCliOptions): Promise<
   const timeoutMs = (parseSeconds('--timeout-probe', opts.timeoutProbe) ?? 10) * 1000;
   // The config file, when given, supplies the server's env (as in the audit that printed the line).
   const config = opts.config !== undefined ? resolveConfig({ config: opts.config }, process.cwd()) : defaultConfig();
-  const opened = await Session.open(
-    { command: target[0], args: target.slice(1), env: serverEnv(config, parseEnvList(opts.env)) },
-    { initTimeoutMs: config.timeout_init_sec * 1000 },
-  );
+  const env = serverEnv(config, parseEnvList(opts.env));
+  // Replays run in the sandbox too: replaying an effect finding must not open, send or write for real.
+  const sandbox = opts.sandbox === false ? undefined : Sandbox.create(config.sandbox);
+  try {
+    const spec = sandbox && findExecutable(target[0], env.PATH) ? sandbox.wrap(target[0], target.slice(1), env) : { command: target[0], args: target.slice(1), env };
+    return await callIn(spec, sandbox, opts, args, timeoutMs, config.timeout_init_sec * 1000);
+  } finally {
+    sandbox?.dispose();
+  }
+}
+
+async function callIn(spec: StdioTargetSpec, sandbox: Sandbox | undefined, opts: CallCliOptions, args: unknown, timeoutMs: number, initTimeoutMs: number): Promise<number> {
+  const opened = await Session.open(spec, { initTimeoutMs });
   if (!(opened instanceof Session)) {
     process.stderr.write(`sealmark: the target could not be audited: ${opened.message}\n`);
     return 3;
@@ -44,7 +58,10 @@ export async function runCall(command: string[], opts: CallCliOptions): Promise<
     const tool = listing.tools.find((t) => (t as { name?: unknown })?.name === opts.tool) as { inputSchema?: unknown } | undefined;
     const params: Record<string, unknown> = { name: opts.tool };
     if (args !== undefined) params.arguments = args;
+    const mark = sandbox?.mark();
     const ex = await opened.request('tools/call', params, timeoutMs);
+    await new Promise((r) => setTimeout(r, EFFECT_GRACE_MS));
+    const effects = mark && sandbox ? sandbox.effectsSince(mark) : [];
     const cl = classifyReply({ reply: ex.reply, declaredParams: propertiesOf(tool?.inputSchema).map((p) => p.name), protocolVersion: opened.handshake.protocolVersion });
     const out: string[] = [];
     out.push(`protocol ${opened.handshake.protocolVersion ?? '?'}${tool ? '' : `  (note: ${opts.tool} is not in tools/list)`}`);
@@ -54,6 +71,8 @@ export async function runCall(command: string[], opts: CallCliOptions): Promise<
     out.push(`class    ${cl.class}`);
     for (const l of cl.leaks) out.push(`leak     ${l.pattern}: ${l.line}`);
     for (const n of cl.notes) out.push(`note     ${n}`);
+    for (const e of effects) out.push(`effect   ${e.kind}: ${e.detail}`);
+    out.push(sandbox ? `sandbox  ${sandbox.isolation.network === 'namespace' ? 'network loopback only' : 'host network'}; ${effects.length} side effects seen` : 'sandbox  none (--no-sandbox)');
     process.stdout.write(out.join('\n') + '\n');
     return 0;
   } finally {

@@ -41,6 +41,8 @@ export interface ReportCall {
   class?: string;
   leaks?: { pattern: string; line: string }[];
   invalidBecause?: string[];
+  /** Side effects the sandbox saw during the call (effects-pack calls only). */
+  effects?: { kind: string; detail: string }[];
   durationMs: number;
 }
 
@@ -182,6 +184,7 @@ function toReportCall(c: ProbeCall): ReportCall {
     if (c.classification.leaks.length > 0) out.leaks = c.classification.leaks;
   }
   if (c.invalidBecause) out.invalidBecause = c.invalidBecause;
+  if (c.effects) out.effects = c.effects;
   return out;
 }
 

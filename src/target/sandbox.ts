@@ -8,7 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import { chmodSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { StdioTargetSpec } from './stdio-transport.js';
 
@@ -114,12 +114,17 @@ export class Sandbox {
   }
 
   /**
-   * The spec that starts `command` inside the sandbox: scratch cwd and HOME, `env` (already
+   * The spec that starts `command` inside the sandbox (relative paths among the command and its
+   * arguments resolved against `from`, the user's directory): scratch cwd and HOME, `env` (already
    * scrubbed by the caller) with PATH prefixed by the shims, npm's cache passed through so that
    * `npx -y` of a cached package starts, proxy variables pointing at the catch-all listener, and on
    * Linux the network namespace.
    */
-  wrap(command: string, args: string[], env: Record<string, string>): StdioTargetSpec {
+  wrap(rawCommand: string, rawArgs: string[], env: Record<string, string>, from: string = process.cwd()): StdioTargetSpec {
+    // The server starts in the scratch folder: arguments that name files relative to where the
+    // user ran sealmark (`node build/server.js`) are made absolute so they still point there.
+    const command = absolutize(rawCommand, from, true);
+    const args = rawArgs.map((a) => absolutize(a, from, false));
     const out: Record<string, string> = { ...env, HOME: this.home };
     if (this.options.shims) out.PATH = `${this.shimDir}:${env.PATH ?? ''}`;
     out.npm_config_cache = env.npm_config_cache ?? join(homedir(), '.npm');
@@ -128,10 +133,20 @@ export class Sandbox {
       const proxy = `http://127.0.0.1:${PROXY_PORT}`;
       for (const k of ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'http_proxy', 'https_proxy', 'all_proxy']) out[k] = proxy;
       const listener = fileURLToPath(new URL('./proxy-listener.js', import.meta.url));
-      // Inside the namespace: bring loopback up, start the listener, then become the server.
-      const script = `ip link set lo up 2>/dev/null; ${shQuote(process.execPath)} ${shQuote(listener)} ${PROXY_PORT} ${shQuote(this.logPath)} </dev/null >/dev/null 2>&1 & exec "$@"`;
-      // --pid: the server is PID 1 of its own namespace, so everything it started (even a
-      // setsid'd grandchild) ends with it; --kill-child: and it ends if unshare is killed.
+      // Inside the namespace: bring loopback up, start the listener, then run the server as a child
+      // of the shell, not as PID 1: PID 1 of a namespace ignores SIGTERM unless it handles it, so
+      // the shell stays PID 1 and passes SIGTERM on, and the server keeps the pipe as its stdin.
+      const script = [
+        'ip link set lo up 2>/dev/null',
+        `${shQuote(process.execPath)} ${shQuote(listener)} ${PROXY_PORT} ${shQuote(this.logPath)} </dev/null >/dev/null 2>&1 &`,
+        'exec 3<&0',
+        '"$@" <&3 3<&- & pid=$!',
+        'exec 3<&-',
+        "trap 'kill -TERM $pid 2>/dev/null' TERM INT HUP",
+        'while :; do wait $pid; st=$?; kill -0 $pid 2>/dev/null || exit $st; done',
+      ].join('\n');
+      // --pid: everything the server starts (even a setsid'd grandchild) ends with the namespace;
+      // --kill-child: and the namespace ends if unshare is killed.
       return { command: 'unshare', args: ['-rn', '--pid', '--fork', '--kill-child', 'sh', '-c', script, 'sh', command, ...args], env: out, cwd: this.cwd };
     }
     return { command, args, env: out, cwd: this.cwd };
@@ -219,6 +234,17 @@ export class Sandbox {
       /* a process still writing there: the OS temp cleaner will have it */
     }
   }
+}
+
+/**
+ * `arg` made absolute against `from` when it is a relative path to something that exists there
+ * (a command only when it has a slash: a bare name is looked up on PATH). Options and other words
+ * are left as they are.
+ */
+function absolutize(arg: string, from: string, isCommand: boolean): string {
+  if (arg === '' || arg.startsWith('-') || isAbsolute(arg) || (isCommand && !arg.includes('/'))) return arg;
+  const full = resolve(from, arg);
+  return existsSync(full) ? full : arg;
 }
 
 function shQuote(s: string): string {

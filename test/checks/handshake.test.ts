@@ -38,8 +38,10 @@ describe('target cannot be audited', () => {
     expect(graded(r, 'handshake')).toEqual(['empty-tools']);
     expect(r.status).toBe('not-audited');
     expect(r.notAudited?.reason).toBe('empty-tools');
-    expect(r.notAudited?.notChecked).toEqual(['robust-input', 'protocol-errors', 'tool-schemas']);
-    for (const id of ['robust-input', 'protocol-errors', 'tool-schemas']) expect(checkOf(r, id).verdict).toBe('n/a');
+    // Every check but handshake, of both packs (core and effects), in report order.
+    const others = ['robust-input', 'protocol-errors', 'tool-schemas', 'armed-flags', 'default-call-effects', 'filler-call-effects', 'hidden-params'];
+    expect(r.notAudited?.notChecked).toEqual(others);
+    for (const id of others) expect(checkOf(r, id).verdict).toBe('n/a');
     expect(r.grade.letter).toBe('F');
     // The handshake itself worked.
     expect(r.protocol?.version).toBe('2025-11-25');

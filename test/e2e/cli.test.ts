@@ -149,7 +149,8 @@ describe('exit code 3: the target could not be audited', () => {
     const rep = JSON.parse(r.stdout) as Report;
     expect(rep.status).toBe('not-audited');
     expect(rep.notAudited?.reason).toBe('exited-during-init');
-    expect(rep.notAudited?.notChecked).toEqual(['robust-input', 'protocol-errors', 'tool-schemas']);
+    // Every check but handshake, core then effects.
+    expect(rep.notAudited?.notChecked).toEqual(['robust-input', 'protocol-errors', 'tool-schemas', 'armed-flags', 'default-call-effects', 'filler-call-effects', 'hidden-params']);
     expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
   });
 });
@@ -187,7 +188,7 @@ describe('explain, list-checks, call', () => {
     }
   });
 
-  it('list-checks lists the four core checks', async () => {
+  it('list-checks lists the eight checks of the core and effects packs', async () => {
     const r = await runs.listChecks!;
     expect(r.code).toBe(0);
     const ids = r.stdout
@@ -195,8 +196,9 @@ describe('explain, list-checks, call', () => {
       .split('\n')
       .slice(1)
       .map((l) => l.split(/\s+/)[0]);
-    expect(ids).toEqual(['handshake', 'robust-input', 'protocol-errors', 'tool-schemas']);
+    expect(ids).toEqual(['handshake', 'robust-input', 'protocol-errors', 'tool-schemas', 'armed-flags', 'default-call-effects', 'filler-call-effects', 'hidden-params']);
     expect(r.stdout).toMatch(/^robust-input\s+core\s+scored\s+Survives malformed tool input$/m);
+    expect(r.stdout).toMatch(/^default-call-effects\s+effects\s+scored\s+A call with no arguments has no side effect$/m);
   });
 
   it("call --tool get_note --args '{}' prints class internal-error", async () => {
@@ -247,6 +249,14 @@ describe('a published server through npx', () => {
     // --timeout-probe changes a locked threshold: the run says so.
     expect(report.standard).toBe(false);
     expect(report.nonStandardKeys).toEqual(['timeout_probe_sec']);
-    expect(r.code).toBe(0);
+    // Exit 1 with no --fail-under: a check at severity error failed. It is the effects pack's, and
+    // rightly so: gzip-file-as-resource's declared default `data` is a raw.githubusercontent.com URL,
+    // so its `{}` call (and the filler call) makes the server fetch it; inside the sandbox's network
+    // namespace the fetch fails and the reply says "fetch failed" (see real-servers.test.ts).
+    expect(report.sandbox).toMatchObject({ kind: 'sandbox', network: 'namespace' });
+    const failedErrors = report.checks.filter((c) => c.severity === 'error' && c.verdict === 'fail').map((c) => c.id);
+    expect(failedErrors).toEqual(['default-call-effects', 'filler-call-effects']);
+    expect(report.checks.find((c) => c.id === 'default-call-effects')!.findings.map((f) => f.tool)).toEqual(['gzip-file-as-resource']);
+    expect(r.code).toBe(1);
   });
 });

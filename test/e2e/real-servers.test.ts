@@ -145,6 +145,14 @@ function textOf(c: ReportCall): string {
   return content?.[0]?.text ?? '';
 }
 const toolCalls = (r: Report) => r.calls.filter((c) => c.method === 'tools/call' && c.tool !== undefined);
+/** The effects pack's calls (made in the sandbox): `[probe, tool, arguments, effects]`, in order. */
+const effectCalls = (r: Report) =>
+  toolCalls(r)
+    .filter((c) => c.probe === 'default-call' || c.probe === 'filler-call')
+    .map((c) => [c.probe, c.tool, JSON.parse(c.request).params.arguments, c.effects ?? []] as const);
+/** Effects-pack verdicts by check id. */
+const EFFECTS = ['armed-flags', 'default-call-effects', 'filler-call-effects', 'hidden-params'];
+const effectVerdicts = (r: Report) => Object.fromEntries(r.checks.filter((c) => EFFECTS.includes(c.id)).map((c) => [c.id, c.verdict]));
 const invalidCalls = (r: Report) => toolCalls(r).filter((c) => INVALID.has(c.probe));
 /** Core verdicts by check id (a disabled check is absent from the report, and from this). */
 const verdicts = (r: Report) => Object.fromEntries(r.checks.filter((c) => CORE.includes(c.id)).map((c) => [c.id, c.verdict]));
@@ -257,23 +265,51 @@ describe('library entry', () => {
 });
 
 describe('every standard run', () => {
-  it('is a standard run within a minute, and leaves no process behind', () => {
+  it('is a standard run within a minute, inside the sandbox', () => {
     for (const [name, r] of Object.entries(runs)) {
       // Default config: every locked threshold at its default.
       expect(r.report.standard, name).toBe(true);
       expect(r.report.nonStandardKeys, name).toEqual([]);
-      // ≥ 10 s: the dropped array-params request waits the full hang limit once; well under 60 s.
+      // The sandbox is on by default: scratch HOME and cwd, and a loopback-only network namespace
+      // (the effects verdicts below depend on it: a fetch fails instead of reaching the internet).
+      expect(r.report.sandbox, name).toMatchObject({ kind: 'sandbox', network: 'namespace' });
+      // ≥ 10 s: the dropped array-params request waits the full hang limit once; well under 60 s
+      // (everything's also waits out two 10 s effects calls, see below: ~38 s).
       expect(r.ms, name).toBeGreaterThanOrEqual(10_000);
       expect(r.ms, name).toBeLessThan(60_000);
-      expectNoProcessLeft(r);
     }
   });
 
-  it('grades B (87.5 %): three core passes and one partial', () => {
+  it('filesystem and memory leave no process behind', () => {
+    expectNoProcessLeft(runs.filesystem);
+    expectNoProcessLeft(runs.memory);
+  });
+
+  // everything's default calls to toggle-simulated-logging and toggle-subscriber-updates start
+  // interval timers, so the server no longer exits when its stdin closes: the close must end it.
+  // In the sandbox the shell stays PID 1 of the pid namespace and passes SIGTERM on to the server.
+  it('everything leaves no process behind, though its timers keep it from exiting on stdin EOF', () => {
+    expectNoProcessLeft(runs.everything);
+  });
+
+  it('grades: core 87.5 % everywhere; effects 50 / 75 / 100 %; overall the mean of the two packs', () => {
+    // core, each server: handshake 1 + robust-input 1 + protocol-errors 0.5 + tool-schemas 1 = 3.5 / 4 = 87.5 %.
+    // effects, everything: armed-flags 1 + default-call-effects 0 + filler-call-effects 0 + hidden-params 1 = 2 / 4 = 50 %;
+    //   overall (87.5 + 50) / 2 = 68.75 → 68.8 → D.
+    // effects, filesystem: armed-flags 0 + default-call-effects 1 + filler-call-effects 1 + hidden-params 1 = 3 / 4 = 75 %;
+    //   overall (87.5 + 75) / 2 = 81.25 → 81.3 → B.
+    // effects, memory: armed-flags 1 + default-call-effects 1 + hidden-params 1 = 3 / 3 = 100 % (filler-call-effects n/a);
+    //   overall (87.5 + 100) / 2 = 93.75 → 93.8 → A.
+    // No capping check failed, so no cap.
+    const expected = { everything: [50, 68.8, 'D'], filesystem: [75, 81.3, 'B'], memory: [100, 93.8, 'A'] } as const;
     for (const [name, r] of Object.entries(runs)) {
-      // (1 + 1 + 0.5 + 1) / 4 = 87.5 → B; no capping check failed, so no cap.
-      expect(r.report.grade.percent, name).toBe(87.5);
-      expect(r.report.grade.letter, name).toBe('B');
+      const [effects, percent, letter] = expected[name as keyof typeof expected];
+      expect(r.report.grade.packs.map((p) => [p.pack, p.percent]), name).toEqual([
+        ['core', 87.5],
+        ['effects', effects],
+      ]);
+      expect(r.report.grade.percent, name).toBe(percent);
+      expect(r.report.grade.letter, name).toBe(letter);
       expect(r.report.grade.caps, name).toEqual([]);
     }
   });
@@ -371,8 +407,59 @@ describe('@modelcontextprotocol/server-everything 2026.8.31', () => {
   });
 
   it('leaves its temp folder empty', () => {
-    // Every probe was rejected before any tool ran: nothing was written (no gzip resource, no file).
+    // Every robust-input probe was rejected before any tool ran, and the effects calls ran with the
+    // sandbox's scratch HOME and cwd (gzip-file-as-resource's fetch failed, see below): nothing was
+    // written here (no gzip resource, no file).
     expect(runs.everything.after).toEqual(runs.everything.before);
+  });
+
+  it('effects: the {} and filler calls to gzip-file-as-resource try the network; nothing else has an effect', () => {
+    expect(effectVerdicts(r())).toEqual({ 'armed-flags': 'pass', 'default-call-effects': 'fail', 'filler-call-effects': 'fail', 'hidden-params': 'pass' });
+    // Who was called: `{}` to every tool with no required argument (get-env, get-tiny-image, the two
+    // toggles) and to every tool with a flagged property, which also got a filler call. The flagged
+    // properties here are all plain declared defaults. echo, get-sum and get-structured-content need
+    // an argument and flag nothing: not called; simulate-research-query must be called as a task.
+    const calls = effectCalls(r());
+    expect(calls.map(([probe, tool]) => `${probe} ${tool}`)).toEqual([
+      'default-call get-annotated-message', 'filler-call get-annotated-message', 'default-call get-env',
+      'default-call get-resource-links', 'filler-call get-resource-links', 'default-call get-resource-reference',
+      'filler-call get-resource-reference', 'default-call get-tiny-image', 'default-call gzip-file-as-resource',
+      'filler-call gzip-file-as-resource', 'default-call toggle-simulated-logging', 'default-call toggle-subscriber-updates',
+      'default-call trigger-long-running-operation', 'filler-call trigger-long-running-operation',
+    ]);
+    // default-call-effects FAIL is right (SPEC 5, effects: any network attempt during a `{}` call
+    // fails it): gzip-file-as-resource's `data` defaults to a raw.githubusercontent.com URL, so `{}`
+    // makes the server fetch it. In the sandbox's loopback-only namespace the fetch fails and the
+    // reply says so ("fetch failed", isError): a network attempt, logged against that call.
+    const FETCH = [{ kind: 'network', detail: 'the reply reports a failed connection: fetch failed' }];
+    const gzip = toolCalls(r()).filter((c) => c.tool === 'gzip-file-as-resource' && (c.probe === 'default-call' || c.probe === 'filler-call'));
+    for (const c of gzip) {
+      expect(c.effects, c.probe).toEqual(FETCH);
+      expect(rawOf(c).result, c.probe).toEqual({ content: [{ type: 'text', text: 'fetch failed' }], isError: true });
+    }
+    // filler-call-effects FAIL is right too: the filler sends the declared defaults, the same URL.
+    expect(JSON.parse(gzip[1]!.request).params.arguments).toEqual({
+      name: 'README.md.gz', data: 'https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md', outputType: 'resourceLink',
+    });
+    expect(graded(r(), 'default-call-effects')).toEqual(['effect']);
+    expect(checkOf(r(), 'default-call-effects').findings.map((f) => f.tool)).toEqual(['gzip-file-as-resource']);
+    // Both of the flagged tool's calls count for filler-call-effects ({} and the filler), one finding each.
+    expect(checkOf(r(), 'filler-call-effects').findings.map((f) => [f.level, f.tool])).toEqual([
+      ['fail', 'gzip-file-as-resource'],
+      ['fail', 'gzip-file-as-resource'],
+    ]);
+    // No other call had an effect: the toggles only start notification timers, get-env and
+    // get-tiny-image only read.
+    expect(calls.filter(([, tool, , effects]) => tool !== 'gzip-file-as-resource' && effects.length > 0)).toEqual([]);
+    // trigger-long-running-operation runs for its declared default of 10 s: both calls wait out the
+    // 10 s hang limit (no effect; this is why the run takes ~20 s longer than before the pack).
+    expect(toolCalls(r()).filter((c) => c.tool === 'trigger-long-running-operation' && c.probe.endsWith('-call')).map((c) => c.class)).toEqual(['hang', 'hang']);
+    // armed-flags PASS is right: no side-effect switch (no side-effect verb in a name or enum value,
+    // no inverted guard, no approval Boolean); the plain defaults are listed as information only.
+    expect(graded(r(), 'armed-flags')).toEqual([]);
+    expect(new Set(checkOf(r(), 'armed-flags').findings.map((f) => f.messageId))).toEqual(new Set(['default-only']));
+    // hidden-params PASS is right: no credential-like property name in any schema.
+    expect(checkOf(r(), 'hidden-params').findings).toEqual([]);
   });
 });
 
@@ -435,10 +522,47 @@ describe('@modelcontextprotocol/server-filesystem 2026.8.31', () => {
   });
 
   it('wrote nothing, inside or outside its folder', () => {
-    // The standard run sends only schema-invalid calls (all rejected) and list_allowed_directories:
-    // the temp folder (allowed/ and its parent) is exactly as before.
+    // The standard run sends schema-invalid calls (all rejected), list_allowed_directories, and the
+    // effects calls below (rejected or ENOENT): the temp folder (allowed/ and its parent) is exactly
+    // as before.
     expect(runs.filesystem.before).toEqual(['allowed']);
     expect(runs.filesystem.after).toEqual(runs.filesystem.before);
+  });
+
+  it('effects: edit_file.dryRun defaults to false (armed); no default or filler call had an effect', () => {
+    expect(effectVerdicts(r())).toEqual({ 'armed-flags': 'fail', 'default-call-effects': 'pass', 'filler-call-effects': 'pass', 'hidden-params': 'pass' });
+    // armed-flags FAIL is right (SPEC 5: a Boolean named like an inverted guard, `dry_run`, is armed
+    // by false, and a switch whose declared default arms it fails): edit_file declares
+    // dryRun: {type: boolean, default: false}, so a default populator writes the edits.
+    expect(graded(r(), 'armed-flags')).toEqual(['armed']);
+    expect(findingsOf(r(), 'armed-flags', 'armed').map((f) => f.tool)).toEqual(['edit_file']);
+    // Who was called: `{}` to list_allowed_directories (the one tool without a required argument),
+    // and `{}` plus a filler call to the four tools with a flagged property (dryRun, and the declared
+    // defaults sortBy and excludePatterns).
+    const calls = effectCalls(r());
+    expect(calls.map(([probe, tool, args]) => [probe, tool, args])).toEqual([
+      ['default-call', 'edit_file', {}],
+      ['filler-call', 'edit_file', { path: 'sealmark', edits: [], dryRun: false }],
+      ['default-call', 'list_directory_with_sizes', {}],
+      ['filler-call', 'list_directory_with_sizes', { path: 'sealmark', sortBy: 'name' }],
+      ['default-call', 'directory_tree', {}],
+      ['filler-call', 'directory_tree', { path: 'sealmark', excludePatterns: [] }],
+      ['default-call', 'search_files', {}],
+      ['filler-call', 'search_files', { path: 'sealmark', pattern: 'sealmark', excludePatterns: [] }],
+      ['default-call', 'list_allowed_directories', {}],
+    ]);
+    // default-call-effects and filler-call-effects PASS are right: every `{}` to a tool with required
+    // arguments was rejected by zod before the handler ran; the filler's path "sealmark" resolves in
+    // the allowed folder, where it does not exist, so each filler call is an ENOENT error (edit_file
+    // with dryRun: false never got to write); list_allowed_directories only reads. No effect was
+    // logged, and the previous test shows independently that nothing was written (the allowed folder
+    // is outside the sandbox's scratch folders, so the effect log alone could not have seen a write there).
+    expect(calls.filter(([, , , effects]) => effects.length > 0)).toEqual([]);
+    const filler = toolCalls(r()).filter((c) => c.probe === 'filler-call');
+    for (const c of filler) expect(textOf(c), c.tool).toBe(`ENOENT: no such file or directory, ${c.tool === 'edit_file' ? 'open' : 'scandir'} '${join(runs.filesystem.dir, 'sealmark')}'`);
+    expect(checkOf(r(), 'default-call-effects').findings).toEqual([]);
+    expect(checkOf(r(), 'filler-call-effects').findings).toEqual([]);
+    expect(checkOf(r(), 'hidden-params').findings).toEqual([]);
   });
 });
 
@@ -494,8 +618,23 @@ describe('@modelcontextprotocol/server-memory 2026.8.31', () => {
 
   it('created no memory file: nothing valid was written', () => {
     // MEMORY_FILE_PATH points into the temp folder; every write probe was rejected and read_graph on
-    // a missing file does not create it.
+    // a missing file (robust-input's call and the effects pack's `{}`) does not create it.
     expect(runs.memory.after).toEqual(runs.memory.before);
+  });
+
+  it('effects: only read_graph is called, with no effect; no tool flags a property', () => {
+    expect(effectVerdicts(r())).toEqual({ 'armed-flags': 'pass', 'default-call-effects': 'pass', 'filler-call-effects': 'n/a', 'hidden-params': 'pass' });
+    // armed-flags PASS and filler-call-effects n/a are right: no property has a default, a side-effect
+    // verb in its name (`deletions` is not the word "delete"), an inverted guard or an approval Boolean,
+    // so there is nothing for a filler to arm and no filler call to make.
+    expect(checkOf(r(), 'armed-flags').findings).toEqual([]);
+    // default-call-effects PASS is right: read_graph is the only tool callable with `{}` (the create,
+    // add and delete tools all require their array), so no write tool was ever called by the pack.
+    // The memory file would be outside the sandbox's scratch folders (MEMORY_FILE_PATH is in the test's
+    // temp folder), so the effect log could not have seen it; the previous test shows it was not made.
+    expect(effectCalls(r())).toEqual([['default-call', 'read_graph', {}, []]]);
+    expect(rawOf(toolCalls(r()).find((c) => c.probe === 'default-call')!).result?.structuredContent).toEqual({ entities: [], relations: [] });
+    expect(checkOf(r(), 'hidden-params').findings).toEqual([]);
   });
 });
 
@@ -578,14 +717,21 @@ describe('with valid probes: calls, outputSchema and confinement', () => {
     Object.assign(probed, { everything, filesystem, memory });
   }, 60_000);
 
-  it('the runs stay standard, fast, and leave no process', () => {
+  it('the runs stay standard and fast; filesystem and memory leave no process', () => {
     for (const [name, r] of Object.entries(probed)) {
       // probes: and checks.<id>.enabled are free keys: still a standard run.
       expect(r.report.standard, name).toBe(true);
-      expect(r.ms, name).toBeLessThan(20_000);
+      // everything's effects calls to trigger-long-running-operation ({} and the filler, both its
+      // declared 10 s duration) each wait out the 10 s hang limit: ~28 s, so 20 s + 20 s for it.
+      expect(r.ms, name).toBeLessThan(name === 'everything' ? 40_000 : 20_000);
       expect(verdicts(r.report)['protocol-errors'], name).toBeUndefined();
-      expectNoProcessLeft(r);
+      if (name !== 'everything') expectNoProcessLeft(r);
     }
+  });
+
+  // As in the standard run: the toggles keep the server running after stdin closes; the close ends it.
+  it('everything leaves no process behind', () => {
+    expectNoProcessLeft(probed.everything);
   });
 
   it('everything: every valid call succeeds; get-structured-content conforms to its outputSchema', () => {

@@ -1,0 +1,62 @@
+/**
+ * default-call-effects (pack effects, scored, sidechannel): a `{}` call reaches only a side-effect
+ * free default (seed "Never declare a side-effect flag…": "anything that can call a tool without a
+ * human asking must only ever reach that tool's side-effect-free default"; SPEC section 5).
+ */
+import type { Check, CheckMeta } from './check.js';
+import { effectsNotRun, effectsOf } from './effects-common.js';
+import { finding, verdictOf } from './finding.js';
+
+export const meta: CheckMeta = {
+  id: 'default-call-effects',
+  title: 'A call with no arguments has no side effect',
+  pack: 'effects',
+  weight: 'scored',
+  scope: 'server',
+  decidedBy: 'sidechannel',
+  since: '0.1',
+  severity: 'error',
+  requires: ['effects'],
+  config: [],
+  probes: [
+    { id: 'default-call', core: true, description: '`{}` to every tool that has no required argument (to every tool with --all), one call at a time inside the sandbox.' },
+    { id: 'effect-log', core: true, part: true, description: 'What the sandbox saw during the call: a shimmed command (open, xdg-open, osascript, curl, wget, sendmail, mail, notify-send, gh), a connection to the catch-all proxy or a reply reporting a failed connection, a file created, changed or removed under the scratch HOME or working directory.' },
+  ],
+  verdicts: [
+    { verdict: 'fail', when: 'any `{}` call caused an effect' },
+    { verdict: 'pass', when: 'every `{}` call ran without an effect' },
+    { verdict: 'n/a', when: 'no tool can be called with `{}` (use --all), or the run had no sandbox and no --allow-effects' },
+  ],
+  messages: {
+    effect: '{tool}: the {} call caused a side effect: {effect}',
+  },
+  docs: {
+    summary:
+      'Auto-invoking routers, retry loops and models that guess call tools with `{}` or next to nothing. Whatever a tool does on that call happens without anyone asking: it must be side-effect free.',
+    how: [
+      'In the sandbox, each tool with no required argument (every tool with --all) is called with `{}`; the effect log is read after the reply and a short grace period (250 ms) for effects set off without waiting.',
+      'Any shim call, network attempt or file change during the call fails the check, with the tool, the exact request and the effect as evidence.',
+      'Without the sandbox no tool is called (n/a) unless --allow-effects is given.',
+      'Scoring: scored (pass 1, fail 0).',
+    ],
+    fix: 'Make the default call return what the tool would do (a URL, a preview) and do nothing; act only on an explicit argument from a trusted caller, and keep that switch out of the schema (see armed-flags).',
+    falsePositives: ['A tool that writes a cache file on every call fails; that is still a write nobody asked for.'],
+    falseNegatives: [
+      'Shims catch commands found through PATH only; an absolute path (/usr/bin/open) or an in-process effect (a database write outside the scratch folders) is missed unless it shows in the reply.',
+      'Effects that happen later than 250 ms after the reply are attributed to the next call or missed.',
+    ],
+    limits: ['Tools with required arguments get `{}` only with --all (and then the call is usually rejected).'],
+  },
+};
+
+export const check: Check = {
+  meta,
+  judge(a) {
+    const skipped = effectsNotRun(a, meta.id);
+    if (skipped) return skipped;
+    const calls = a.calls.filter((c) => c.probe === 'default-call');
+    if (calls.length === 0) return { id: meta.id, verdict: 'n/a', findings: [], notes: ['no tool can be called with {} (no tool without required arguments; --all calls every tool)'] };
+    const out = effectsOf(calls).map((e) => finding(meta, 'effect', 'fail', e.data, e.evidence, { tool: e.call.tool }));
+    return { id: meta.id, verdict: verdictOf(out), findings: out, notes: [] };
+  },
+};
