@@ -132,13 +132,17 @@ export class Sandbox {
     if (this.isolation.network === 'namespace') {
       const proxy = `http://127.0.0.1:${PROXY_PORT}`;
       for (const k of ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'http_proxy', 'https_proxy', 'all_proxy']) out[k] = proxy;
-      const listener = fileURLToPath(new URL('./proxy-listener.js', import.meta.url));
+      // Two levels up from src/target and from dist/target alike: the package root.
+      const listener = fileURLToPath(new URL('../../runtime/proxy-listener.mjs', import.meta.url));
+      const ready = join(this.root, 'proxy.ready');
       // Inside the namespace: bring loopback up, start the listener, then run the server as a child
       // of the shell, not as PID 1: PID 1 of a namespace ignores SIGTERM unless it handles it, so
       // the shell stays PID 1 and passes SIGTERM on, and the server keeps the pipe as its stdin.
       const script = [
         'ip link set lo up 2>/dev/null',
-        `${shQuote(process.execPath)} ${shQuote(listener)} ${PROXY_PORT} ${shQuote(this.logPath)} </dev/null >/dev/null 2>&1 &`,
+        `${shQuote(process.execPath)} ${shQuote(listener)} ${PROXY_PORT} ${shQuote(this.logPath)} ${shQuote(ready)} </dev/null >/dev/null 2>&1 &`,
+        // The server starts once the listener listens (at most 2 s), so its first request is seen.
+        `i=0; while [ ! -e ${shQuote(ready)} ] && [ $i -lt 100 ]; do sleep 0.02; i=$((i+1)); done`,
         'exec 3<&0',
         '"$@" <&3 3<&- & pid=$!',
         'exec 3<&-',

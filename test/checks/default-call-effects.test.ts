@@ -135,6 +135,17 @@ describe('remote-fetch-default.mjs (in-process fetch of a declared default url)'
   });
 });
 
+describe('proxy_fetch.py (a Python server whose urllib honours the proxy variables)', () => {
+  const ns = networkNamespaceAvailable();
+  it.skipIf(!ns.ok)(`fails: the request reached the catch-all proxy listener inside the namespace${ns.ok ? '' : ` — skipped: ${ns.why}`}`, async () => {
+    const r = await run('proxy_fetch.py');
+    expect(r.sandbox.network).toBe('namespace');
+    expect(graded(r, ID)).toEqual(['effect']);
+    const fs = findingsOf(r, ID, 'effect');
+    expect(fs.map((f) => [f.tool, f.evidence.quotes?.[0]])).toEqual([['check_updates', 'proxy: GET http://updates.example.com/check HTTP/1.1']]);
+  });
+});
+
 // --- C6 and the control ----------------------------------------------------------------------------
 
 describe('c6-maintain.mjs (case C6)', () => {
