@@ -7,6 +7,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { isUserError } from './errors.js';
 import { VERSION } from './version.js';
 import { killAllTargets } from './target/stdio-transport.js';
+import { disposeAllSandboxes } from './target/sandbox.js';
 
 function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
@@ -17,10 +18,14 @@ function collect(value: string, previous: string[] = []): string[] {
  * in their own process groups, so a terminal's Ctrl-C would not reach them otherwise.
  */
 function guardChildren(): void {
-  process.once('exit', killAllTargets);
+  const cleanUp = () => {
+    killAllTargets();
+    disposeAllSandboxes();
+  };
+  process.once('exit', cleanUp);
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.once(sig, () => {
-      killAllTargets();
+      cleanUp();
       process.exit(sig === 'SIGINT' ? 130 : 143);
     });
   }

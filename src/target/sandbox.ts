@@ -50,6 +50,14 @@ export interface Isolation {
 
 let namespaceCheck: { ok: boolean; why: string } | undefined;
 
+/** Sandboxes not yet disposed: removed by {@link disposeAllSandboxes} when sealmark is interrupted. */
+const liveSandboxes = new Set<Sandbox>();
+
+/** Removes the scratch folders of every sandbox still open (synchronous: for exit and signal handlers). */
+export function disposeAllSandboxes(): void {
+  for (const s of [...liveSandboxes]) s.dispose();
+}
+
 /** Whether `unshare -rn` works here (checked once per process). */
 export function networkNamespaceAvailable(): { ok: boolean; why: string } {
   if (namespaceCheck) return namespaceCheck;
@@ -97,6 +105,7 @@ export class Sandbox {
     if (!options.shims) notes.push('shims off: commands such as open and curl ran for real');
     if (options.keep) notes.push(`scratch folders kept at ${root}`);
     this.isolation = { kind: 'sandbox', network, root, notes };
+    liveSandboxes.add(this);
   }
 
   /** Creates the scratch folders (under the system temp folder) and the shims. Throws on a full or read-only disk. */
@@ -231,6 +240,7 @@ export class Sandbox {
 
   /** Removes the scratch folders unless `keep` was asked for. Never throws. */
   dispose(): void {
+    liveSandboxes.delete(this);
     if (this.options.keep) return;
     try {
       if (existsSync(this.root)) rmSync(this.root, { recursive: true, force: true });
