@@ -44,6 +44,8 @@ export const meta: CheckMeta = {
     falseNegatives: [
       'Shims catch commands found through PATH only; an absolute path (/usr/bin/open) or an in-process effect (a database write outside the scratch folders) is missed unless it shows in the reply.',
       'Effects that happen later than 250 ms after the reply are attributed to the next call or missed.',
+      'A connection made without the proxy variables by a binary called by absolute path shows only if the reply quotes its failure.',
+      'The sandbox isolates careless servers, not hostile ones: a server runs as your user and can reach the effect log; a log that shrinks during a call is reported as erased evidence, but subtler tampering is not detected.',
     ],
     limits: ['Tools with required arguments get `{}` only with --all (and then the call is usually rejected).'],
   },

@@ -73,7 +73,12 @@ export async function gatherEffects(rec: Recorder, tools: ListedTool[], config: 
       await new Promise((r) => setTimeout(r, EFFECT_GRACE_MS));
       const effects: Effect[] = mark && opts.sandbox ? opts.sandbox.effectsSince(mark) : [];
       const refused = failedConnectionLine(replyText(call.exchange.reply));
-      if (refused) effects.push({ kind: 'network', detail: `the reply reports a failed connection: ${refused}` });
+      if (refused) {
+        // Inside the namespace, 127.0.0.1 is the namespace's own loopback, not the host's.
+        const local = opts.sandbox?.isolation.network === 'namespace' && /127\.0\.0\.1|localhost|\[?::1\]?/i.test(refused);
+        const why = local ? " (the sandbox's loopback is its own: services on the host are not reachable there; --network on keeps the host network)" : '';
+        effects.push({ kind: 'network', detail: `the reply reports a failed connection: ${refused}${why}` });
+      }
       call.effects = effects;
       (c.probe === 'default-call' ? run.defaultCalled : run.fillerCalled).push(tool.name);
       if (rec.session.exited) {

@@ -29,6 +29,11 @@ export interface Effect {
   detail: string;
 }
 
+/** The sandbox could not be set up (exit code 2: a usage problem of this machine, not of the server). */
+export class SandboxError extends Error {
+  override name = 'UsageError';
+}
+
 /** Options (SPEC section 7, `sandbox`). */
 export interface SandboxOptions {
   /** `off` (default): a network namespace with loopback only, where the system allows it. */
@@ -84,12 +89,14 @@ export class Sandbox {
 
   private constructor(
     readonly root: string,
+    /** The shims and the effect log, in a folder apart from HOME and the working directory. */
+    readonly control: string,
     private readonly options: SandboxOptions,
   ) {
     this.home = join(root, 'home');
     this.cwd = join(root, 'work');
-    this.shimDir = join(root, 'shims');
-    this.logPath = join(root, 'effects.log');
+    this.shimDir = join(control, 'shims');
+    this.logPath = join(control, 'effects.log');
     mkdirSync(this.home);
     mkdirSync(this.cwd);
     mkdirSync(this.shimDir);
@@ -103,14 +110,25 @@ export class Sandbox {
       else notes.push(ns.why);
     } else notes.push('network on (--network on): the server had the host network');
     if (!options.shims) notes.push('shims off: commands such as open and curl ran for real');
-    if (options.keep) notes.push(`scratch folders kept at ${root}`);
+    if (options.keep) notes.push(`scratch folders kept at ${root} (shims and effect log at ${control})`);
     this.isolation = { kind: 'sandbox', network, root, notes };
     liveSandboxes.add(this);
   }
 
-  /** Creates the scratch folders (under the system temp folder) and the shims. Throws on a full or read-only disk. */
+  /**
+   * Creates the scratch folders (under the system temp folder) and the shims.
+   * Throws SandboxError when the temp folder cannot be written (a missing or read-only TMPDIR).
+   */
   static create(options: SandboxOptions): Sandbox {
-    return new Sandbox(mkdtempSync(join(tmpdir(), 'sealmark-sandbox-')), options);
+    let root: string;
+    let control: string;
+    try {
+      root = mkdtempSync(join(tmpdir(), 'sealmark-sandbox-'));
+      control = mkdtempSync(join(tmpdir(), 'sealmark-control-'));
+    } catch (err) {
+      throw new SandboxError(`cannot create the sandbox's scratch folders in ${tmpdir()} (${(err as NodeJS.ErrnoException).code ?? String(err)}); set TMPDIR to a writable folder, or use --no-sandbox`);
+    }
+    return new Sandbox(root, control, options);
   }
 
   private writeShims(): void {
@@ -143,7 +161,7 @@ export class Sandbox {
       for (const k of ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'http_proxy', 'https_proxy', 'all_proxy']) out[k] = proxy;
       // Two levels up from src/target and from dist/target alike: the package root.
       const listener = fileURLToPath(new URL('../../runtime/proxy-listener.mjs', import.meta.url));
-      const ready = join(this.root, 'proxy.ready');
+      const ready = join(this.control, 'proxy.ready');
       // Inside the namespace: bring loopback up, start the listener, then run the server as a child
       // of the shell, not as PID 1: PID 1 of a namespace ignores SIGTERM unless it handles it, so
       // the shell stays PID 1 and passes SIGTERM on, and the server keeps the pipe as its stdin.
@@ -166,13 +184,27 @@ export class Sandbox {
   }
 
   /** Marks the start of a call: effects read by {@link Sandbox.effectsSince} come after this point. */
-  mark(): { offset: number; files: Snapshot } {
-    return { offset: this.logSize(), files: this.snapshot() };
+  mark(): { offset: number; logMtimeMs: number; files: Snapshot } {
+    return { offset: this.logSize(), logMtimeMs: this.logMtime(), files: this.snapshot() };
+  }
+
+  private logMtime(): number {
+    try {
+      return statSync(this.logPath).mtimeMs;
+    } catch {
+      return -1;
+    }
   }
 
   /** Effects since `mark` (shim calls, proxy connections, file changes), in the order seen. */
-  effectsSince(mark: { offset: number; files: Snapshot }): Effect[] {
+  effectsSince(mark: { offset: number; logMtimeMs: number; files: Snapshot }): Effect[] {
     const out: Effect[] = [];
+    // The server runs as the same user and could reach the log. The log only ever grows: one that
+    // shrank, or was written without growing, was tampered with.
+    const size = this.logSize();
+    if (size < mark.offset || (size === mark.offset && this.logMtime() !== mark.logMtimeMs)) {
+      out.push({ kind: 'file', detail: 'the effect log was truncated during the call: evidence was erased' });
+    }
     for (const line of this.readLog(mark.offset)) {
       const tab = line.indexOf('\t');
       const kind = line.slice(0, tab);
@@ -242,10 +274,12 @@ export class Sandbox {
   dispose(): void {
     liveSandboxes.delete(this);
     if (this.options.keep) return;
-    try {
-      if (existsSync(this.root)) rmSync(this.root, { recursive: true, force: true });
-    } catch {
-      /* a process still writing there: the OS temp cleaner will have it */
+    for (const dir of [this.root, this.control]) {
+      try {
+        if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
+      } catch {
+        /* a process still writing there: the OS temp cleaner will have it */
+      }
     }
   }
 }

@@ -146,6 +146,15 @@ describe('proxy_fetch.py (a Python server whose urllib honours the proxy variabl
   });
 });
 
+describe('erases-log.mjs (a server that empties the effect log to hide its curl)', () => {
+  it('still fails: a log that shrank during the call is reported as erased evidence', async () => {
+    const r = await run('erases-log.mjs');
+    expect(graded(r, ID)).toEqual(['effect']);
+    const quotes = findingsOf(r, ID, 'effect').map((f) => f.evidence.quotes?.[0]);
+    expect(quotes).toContain('the effect log was truncated during the call: evidence was erased');
+  });
+});
+
 // --- C6 and the control ----------------------------------------------------------------------------
 
 describe('c6-maintain.mjs (case C6)', () => {
