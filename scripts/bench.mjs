@@ -2,7 +2,8 @@
 /**
  * Performance budget of sealmark (run with `npm run bench`, which builds dist first). Prints:
  *
- *  (a) overhead: wall time of a robust-input-only audit (the library, as `--only robust-input`)
+ *  (a) overhead: wall time of a robust-input-only audit (the library, as `--only robust-input`,
+ *      without the sandbox; the same audit in the sandbox is printed beside it)
  *      of test/fixtures/servers/many-tools.mjs (25 tools, zero latency) next to a minimal
  *      hand-written JSON-RPC client (child_process + readline, no SDK) that sends the same
  *      requests — initialize + notifications/initialized, then every `report.calls[].request` in
@@ -46,11 +47,14 @@ function robustOnlyConfig() {
   return mergeCliOverrides(parseConfig({}, registry), { only: ['robust-input'] }, registry);
 }
 
-/** One library audit of the fixture; resolves to { ms, report }. */
-async function timedAudit() {
+/**
+ * One library audit of the fixture; resolves to { ms, report }. `sandbox: false` for the overhead
+ * ratio (the raw client has no sandbox either); the sandbox's own start-up is measured apart.
+ */
+async function timedAudit(sandbox = false) {
   const config = robustOnlyConfig();
   const t0 = performance.now();
-  const report = await audit({ command: process.execPath, args: [FIXTURE], config });
+  const report = await audit({ command: process.execPath, args: [FIXTURE], config, sandbox });
   const ms = performance.now() - t0;
   if (report.status !== 'audited') throw new Error(`audit of many-tools did not complete: ${JSON.stringify(report.notAudited)}`);
   return { ms, report };
@@ -165,6 +169,9 @@ async function main() {
   const a = median(auditMs);
   const b = median(rawMs);
   const ratio = a / b;
+  const sandboxed = [];
+  for (let i = 0; i < RUNS; i++) sandboxed.push((await timedAudit(true)).ms);
+  const s = median(sandboxed);
 
   // (b) cold starts (the first spawn warms the file cache and is not counted).
   timeNode(['-e', '0']);
@@ -181,6 +188,7 @@ async function main() {
     ['audit --only robust-input, many-tools (median ms)', fmt(a), '', ''],
     ['raw JSON-RPC client, same requests (median ms)', fmt(b), '', ''],
     ['overhead ratio audit / raw', fmt(ratio, 2), '≤ 1.5', ratio <= 1.5 ? 'ok' : 'over'],
+    ['the same audit in the sandbox (median ms)', fmt(s), '', ''],
     ['cold start: sealmark --version (median ms)', fmt(version), '≤ 250', version <= 250 ? 'ok' : 'over'],
     ['cold start: sealmark explain robust-input (median ms)', fmt(explain), '≤ 250', explain <= 250 ? 'ok' : 'over'],
     [`peak memory of the audit, max RSS (MB${mem.timeMb !== undefined ? ', /usr/bin/time -v' : ', resourceUsage'})`, fmt(memMb, 1), '≤ 150', memMb <= 150 ? 'ok' : 'over'],
