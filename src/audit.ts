@@ -2,10 +2,8 @@
  * The engine: target → session → probes → checks → scoring → report (STYLE, one-way flow).
  * `audit()` is what the CLI runs and what the library exports (SPEC section 9).
  */
-import { accessSync, constants, statSync } from 'node:fs';
-import { join } from 'node:path';
 import { Session, type OpenFailure } from './target/session.js';
-import { Sandbox } from './target/sandbox.js';
+import { Sandbox, startSpec } from './target/sandbox.js';
 import type { StdioTargetSpec } from './target/stdio-transport.js';
 import { Recorder, type Progress } from './probes/recorder.js';
 import { gatherRobustInput, hangLimitMs } from './probes/robust-input.js';
@@ -48,19 +46,6 @@ export interface AuditOptions {
   allowEffects?: boolean;
 }
 
-/** The absolute path `command` resolves to on `path` (a PATH string), or undefined. */
-export function findExecutable(command: string, path = ''): string | undefined {
-  const candidates = command.includes('/') ? [command] : path.split(':').filter(Boolean).map((d) => join(d, command));
-  for (const c of candidates) {
-    try {
-      accessSync(c, constants.X_OK);
-      if (statSync(c).isFile()) return c;
-    } catch {
-      /* not here */
-    }
-  }
-  return undefined;
-}
 
 /** Variables passed through from sealmark's own environment (SPEC section 3: PATH, HOME, LANG, TERM; the rest keep toolchains working). */
 const PASS_ENV = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TERM', 'TMPDIR', 'USER', 'LOGNAME', 'SHELL', 'SYSTEMROOT', 'npm_config_cache', 'NODE_EXTRA_CA_CERTS'];
@@ -85,12 +70,7 @@ export async function audit(options: AuditOptions): Promise<Report> {
   const env = serverEnv(config, options.env);
   const sandbox = options.sandbox === false ? undefined : Sandbox.create(config.sandbox);
   try {
-    // A command that cannot be found is started bare, so that it fails as itself (spawn-failed),
-    // not as an exit of the sandbox's wrapper.
-    const spec: StdioTargetSpec =
-      sandbox && findExecutable(options.command, env.PATH)
-        ? sandbox.wrap(options.command, options.args, env, options.cwd)
-        : { command: options.command, args: options.args, env, cwd: options.cwd };
+    const spec = startSpec(sandbox, options.command, options.args, env, options.cwd);
     return await auditSpec(options, config, spec, sandbox);
   } finally {
     sandbox?.dispose();

@@ -2,9 +2,9 @@
  * `sealmark call --tool <name> --args '<json>' -- <command>`: replays one tools/call (the repro
  * line of every finding) and prints what was sent, the raw reply and its class (SPEC section 4).
  */
-import { findExecutable, serverEnv } from '../audit.js';
+import { serverEnv } from '../audit.js';
 import { EFFECT_GRACE_MS } from '../probes/effects.js';
-import { Sandbox } from '../target/sandbox.js';
+import { Sandbox, startSpec } from '../target/sandbox.js';
 import type { StdioTargetSpec } from '../target/stdio-transport.js';
 import { classifyReply } from '../classify.js';
 import { defaultConfig } from '../config/defaults.js';
@@ -40,7 +40,7 @@ export async function runCall(command: string[], opts: CallCliOptions): Promise<
   // Replays run in the sandbox too: replaying an effect finding must not open, send or write for real.
   const sandbox = opts.sandbox === false ? undefined : Sandbox.create(config.sandbox);
   try {
-    const spec = sandbox && findExecutable(target[0], env.PATH) ? sandbox.wrap(target[0], target.slice(1), env) : { command: target[0], args: target.slice(1), env };
+    const spec = startSpec(sandbox, target[0], target.slice(1), env);
     return await callIn(spec, sandbox, opts, args, timeoutMs, config.timeout_init_sec * 1000);
   } finally {
     sandbox?.dispose();

@@ -11,6 +11,7 @@ import { propertiesOf, requiredOf } from '../schema.js';
 import type { Effect, Sandbox } from '../target/sandbox.js';
 import type { ListedTool } from '../types.js';
 import type { Recorder } from './recorder.js';
+import { uncallable } from './callable.js';
 import { hangLimitMs } from './robust-input.js';
 
 /** ms to wait after a reply for effects a tool set off without waiting (an `open &`). */
@@ -54,9 +55,7 @@ export async function gatherEffects(rec: Recorder, tools: ListedTool[], config: 
   const hangMs = hangLimitMs(config);
   const skip = new Set(config.skip_tools);
   for (const [i, tool] of tools.entries()) {
-    if (skip.has(tool.name) || typeof (tool.raw as { name?: unknown } | null)?.name !== 'string') continue;
-    const execution = (tool.raw as { execution?: { taskSupport?: unknown } }).execution;
-    if (execution?.taskSupport === 'required') continue;
+    if (skip.has(tool.name) || uncallable(tool)) continue;
     const flagged = flaggedProperties(tool).length > 0;
     const defaultCallable = opts.all || requiredOf(tool.inputSchema).length === 0;
     if (!flagged && !defaultCallable) continue;

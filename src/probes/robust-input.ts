@@ -18,6 +18,7 @@ import type { ResolvedConfig } from '../config/schema.js';
 import type { RobustRun, RobustToolRun } from '../checks/check.js';
 import type { ListedTool } from '../types.js';
 import type { Recorder } from './recorder.js';
+import { uncallable } from './callable.js';
 
 /** One planned invalid call. `args` undefined = the `arguments` member is omitted. */
 interface PlannedProbe {
@@ -51,10 +52,8 @@ export function planProbes(tool: ListedTool): { plan: (PlannedProbe & { invalidB
   const compiled = compileSchema(tool.inputSchema);
   const props = propertiesOf(tool.inputSchema);
   if (!compiled.ok) return { plan: [], skipped: `inputSchema does not compile: ${compiled.error}` };
-  // MCP 2025-11-25 tasks: such a tool must refuse a plain tools/call whatever its arguments, so a
-  // rejection says nothing about validation.
-  const execution = (tool.raw as { execution?: { taskSupport?: unknown } } | null)?.execution;
-  if (execution?.taskSupport === 'required') return { plan: [], skipped: 'must be called as a task (execution.taskSupport: "required")' };
+  const cannot = uncallable(tool);
+  if (cannot) return { plan: [], skipped: cannot };
   if (props.length === 0) {
     if (tool.annotations?.readOnlyHint === true) return { plan: [], readOnlyNoArgs: true };
     return { plan: [], skipped: 'no arguments and not declared readOnlyHint: true', needsProbe: true };
@@ -116,7 +115,8 @@ export function planProbes(tool: ListedTool): { plan: (PlannedProbe & { invalidB
  * a skipped tool with the reason, never a lost run.
  */
 function planSafely(tool: ListedTool): ReturnType<typeof planProbes> {
-  if (typeof (tool.raw as { name?: unknown } | null)?.name !== 'string') return { plan: [], skipped: 'the tool has no string name, so it cannot be called' };
+  const cannot = uncallable(tool);
+  if (cannot) return { plan: [], skipped: cannot };
   try {
     return planProbes(tool);
   } catch (err) {

@@ -6,7 +6,7 @@
  * effect log, read back between calls so each entry is attributed to the call in flight.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, chmodSync, constants, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -297,4 +297,28 @@ function absolutize(arg: string, from: string, isCommand: boolean): string {
 
 function shQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The absolute path `command` resolves to on `path` (a PATH string), or undefined. */
+export function findExecutable(command: string, path = ''): string | undefined {
+  const candidates = command.includes('/') ? [command] : path.split(':').filter(Boolean).map((d) => join(d, command));
+  for (const c of candidates) {
+    try {
+      accessSync(c, constants.X_OK);
+      if (statSync(c).isFile()) return c;
+    } catch {
+      /* not here */
+    }
+  }
+  return undefined;
+}
+
+/**
+ * How to start `command`: inside `sandbox` when there is one, else as given in `cwd`. A command
+ * that cannot be found is started bare even with a sandbox, so that it fails as itself
+ * (spawn-failed), not as an exit of the sandbox's wrapper.
+ */
+export function startSpec(sandbox: Sandbox | undefined, command: string, args: string[], env: Record<string, string>, cwd?: string): StdioTargetSpec {
+  if (sandbox && findExecutable(command, env.PATH)) return sandbox.wrap(command, args, env, cwd);
+  return { command, args, env, cwd };
 }
