@@ -8,7 +8,7 @@
  */
 import { Client } from '@modelcontextprotocol/client';
 import { AuditStdioTransport, type ExitInfo, type NoiseLine, type StdioTargetSpec } from './stdio-transport.js';
-import { WireTransport, type Exchange } from './wire.js';
+import { WireTransport, type Exchange, type RequestOptions } from './wire.js';
 import { Transcript } from './transcript.js';
 import type { Redactor } from '../redact.js';
 import { VERSION } from '../version.js';
@@ -225,8 +225,8 @@ export class Session {
   }
 
   /** Sends one request; see {@link WireTransport.request}. Never rejects. */
-  request(method: string, params: unknown, timeoutMs: number, rawParams?: string): Promise<Exchange> {
-    return this.wire.request(method, params, timeoutMs, rawParams);
+  request(method: string, params: unknown, timeoutMs: number, opts?: RequestOptions): Promise<Exchange> {
+    return this.wire.request(method, params, timeoutMs, opts);
   }
 
   /** Sends a notification. Never rejects. */

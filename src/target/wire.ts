@@ -46,6 +46,25 @@ export interface Exchange {
 interface Pending {
   resolve: (reply: Reply) => void;
   timer: NodeJS.Timeout;
+  /** Sent with raw JSON text spliced in: a parse-error reply (id null) may be its answer. */
+  raw: boolean;
+}
+
+/** Options of {@link WireTransport.request}. */
+export interface RequestOptions {
+  /**
+   * Raw JSON text put on the wire in place of a marker: `params` is serialised, and the string
+   * value `marker` (quoted, as JSON.stringify writes it) is replaced by `text` verbatim. This is how
+   * sealmark sends what JSON.stringify cannot write (`NaN`, `1.0`, `1e309`, a duplicate member).
+   * The marker must occur exactly once in the serialised params.
+   */
+  splice?: { marker: string; text: string };
+  /**
+   * Stop waiting when this signal aborts: the request is settled as a `hang` after the time
+   * waited so far and a `notifications/cancelled` is sent, as at the hang limit; a reply that
+   * still comes later is kept in {@link WireTransport.lateResponses}.
+   */
+  signal?: AbortSignal;
 }
 
 /** First id of the wire's own requests; the SDK's Protocol counts up from 0, so they never meet. */
@@ -70,6 +89,14 @@ export class WireTransport implements Transport {
   readonly strayResponses: { atMs: number; message: unknown }[] = [];
   /** Ids of wire requests already answered (a later response with one of them is a duplicate). */
   private readonly answered = new Set<number>();
+  /** Ids of requests sealmark stopped waiting for (the hang limit, or {@link RequestOptions.signal}). */
+  private readonly abandoned = new Set<number>();
+  /**
+   * Replies to requests sealmark had stopped waiting for, that came after all (a slow tool, an
+   * answer after `notifications/cancelled`). Not strays: the id was asked for. `atMs` is ms since
+   * the session started.
+   */
+  readonly lateResponses: { atMs: number; message: unknown }[] = [];
   /** Set by the session once the SDK client has finished the handshake; from then on every response is the wire's. */
   handshakeDone = false;
   /** The `_meta` envelope the Client attached to its requests (2026-07-28 era); reused on ours. */
@@ -137,6 +164,19 @@ export class WireTransport implements Transport {
         this.answered.add(m.id as number);
         return;
       }
+      if (typeof m.id === 'number' && this.abandoned.has(m.id)) {
+        this.abandoned.delete(m.id);
+        this.answered.add(m.id);
+        this.lateResponses.push({ atMs: this.inner.now(), message });
+        return;
+      }
+      // JSON-RPC 2.0 section 5: a parse error is answered with id null, since the id could not be
+      // read. While exactly one request sent with raw text waits, that answer is its reply.
+      const rawWaiting = [...this.pending].filter(([, q]) => q.raw);
+      if (m.id === null && 'error' in m && rawWaiting.length === 1) {
+        this.settle(rawWaiting[0]![0], readResponse(m));
+        return;
+      }
       // A response with an id nobody sent, while exactly one request waits, is that request's reply
       // under a wrong id (SPEC section 4: protocol-error), not silence. A second answer to an id
       // already answered, or an answer when nothing waits, is a stray.
@@ -162,34 +202,53 @@ export class WireTransport implements Transport {
 
   /**
    * Sends one request and waits up to `timeoutMs` (ms) for its reply. `params` go out exactly as
-   * given (only the 2026-07-28 `_meta` envelope is merged in when the era needs it). `rawParams`,
-   * when set, is written in place of the serialised params (raw JSON text). Never rejects.
+   * given (only the 2026-07-28 `_meta` envelope is merged in when the era needs it); see
+   * {@link RequestOptions} for raw text and early abandon. Never rejects.
    */
-  async request(method: string, params: unknown, timeoutMs: number, rawParams?: string): Promise<Exchange> {
+  async request(method: string, params: unknown, timeoutMs: number, opts: RequestOptions = {}): Promise<Exchange> {
     const id = this.nextId++;
     const startedAtMs = this.inner.now();
     const withMeta = this.withEnvelope(params);
     const message: Record<string, unknown> = { jsonrpc: '2.0', id, method };
     if (withMeta !== undefined) message.params = withMeta;
-    let sent: string;
-    if (rawParams !== undefined) {
-      sent = `{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)},"params":${rawParams}}`;
-    } else {
-      sent = JSON.stringify(message);
+    let sent = JSON.stringify(message);
+    if (opts.splice) {
+      const quoted = JSON.stringify(opts.splice.marker);
+      const at = sent.indexOf(quoted);
+      if (at < 0 || sent.indexOf(quoted, at + 1) >= 0) throw new Error(`splice marker must occur exactly once in the request`);
+      sent = sent.slice(0, at) + opts.splice.text + sent.slice(at + quoted.length);
     }
     if (this.closedFlag) {
       return { id, method, params, sent, reply: { kind: 'exited', exit: this.inner.exit }, startedAtMs, durationMs: 0 };
     }
     const reply = await new Promise<Reply>((resolve) => {
-      const timer = setTimeout(() => {
+      const giveUp = (waitedMs: number) => {
+        if (!this.pending.has(id)) return;
         this.pending.delete(id);
-        resolve({ kind: 'hang', waitedMs: timeoutMs });
+        // A reply that still comes was asked for: a late answer, not a stray.
+        this.abandoned.add(id);
+        opts.signal?.removeEventListener('abort', onAbort);
+        resolve({ kind: 'hang', waitedMs });
         // Tell the server to stop working on it, as the MCP lifecycle asks of a client that gives up.
         void this.notify('notifications/cancelled', { requestId: id, reason: 'sealmark: hang limit reached' });
-      }, timeoutMs);
-      this.pending.set(id, { resolve, timer });
+      };
+      const onAbort = () => {
+        clearTimeout(timer);
+        giveUp(this.inner.now() - startedAtMs);
+      };
+      const timer = setTimeout(() => giveUp(timeoutMs), timeoutMs);
+      this.pending.set(id, {
+        resolve: (r) => {
+          opts.signal?.removeEventListener('abort', onAbort);
+          resolve(r);
+        },
+        timer,
+        raw: opts.splice !== undefined,
+      });
+      if (opts.signal?.aborted) onAbort();
+      else opts.signal?.addEventListener('abort', onAbort, { once: true });
       const at = this.inner.now();
-      for (const tap of this.inner.taps) tap('send', rawParams !== undefined ? { raw: sent } : message, at);
+      for (const tap of this.inner.taps) tap('send', opts.splice ? { raw: sent } : message, at);
       void this.inner.writeLine(sent);
     });
     return { id, method, params, sent, reply, startedAtMs, durationMs: this.inner.now() - startedAtMs };
@@ -215,7 +274,7 @@ export class WireTransport implements Transport {
 }
 
 /** Reads a response with our id without trusting its shape (JSON-RPC 2.0 section 5). */
-function readResponse(m: Record<string, unknown>): Reply {
+export function readResponse(m: Record<string, unknown>): Reply {
   const hasResult = 'result' in m;
   const hasError = 'error' in m;
   if (hasResult && hasError) return { kind: 'malformed', problem: 'both result and error', raw: m };

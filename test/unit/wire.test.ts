@@ -1,0 +1,109 @@
+/**
+ * The wire's request layer against a scripted inner transport: raw text spliced into a request,
+ * a parse-error reply (id null) matched to the one raw request waiting, and replies to requests
+ * sealmark stopped waiting for kept as late answers, never as strays (JSON-RPC 2.0 section 5).
+ */
+import { describe, expect, it } from 'vitest';
+import { WireTransport } from '../../src/target/wire.js';
+import type { AuditStdioTransport } from '../../src/target/stdio-transport.js';
+
+/** A stand-in for the stdio transport: records written lines, delivers scripted messages. */
+class FakeInner {
+  lines: string[] = [];
+  taps: ((direction: 'send' | 'recv', message: unknown, at: number) => void)[] = [];
+  onmessage?: (m: unknown) => void;
+  onclose?: () => void;
+  onerror?: (e: Error) => void;
+  onOversized?: (id: number, bytes: number) => boolean;
+  onUnparsed?: (text: string) => void;
+  exit = null;
+  stderr = null;
+  pid = 1;
+  private readonly t0 = Date.now();
+  now(): number {
+    return Date.now() - this.t0;
+  }
+  async writeLine(line: string): Promise<void> {
+    this.lines.push(line);
+  }
+  async send(m: unknown): Promise<void> {
+    this.lines.push(JSON.stringify(m));
+  }
+  async start(): Promise<void> {}
+  async close(): Promise<void> {}
+  deliver(m: unknown): void {
+    this.onmessage?.(m);
+  }
+}
+
+function wire(): { w: WireTransport; inner: FakeInner } {
+  const inner = new FakeInner();
+  const w = new WireTransport(inner as unknown as AuditStdioTransport);
+  w.handshakeDone = true;
+  return { w, inner };
+}
+
+const idOf = (line: string) => Number(/"id":(\d+)/.exec(line)![1]);
+
+describe('WireTransport.request', () => {
+  it('splices raw text in place of the marker, verbatim', async () => {
+    const { w, inner } = wire();
+    const p = w.request('tools/call', { name: 'wait', arguments: { seconds: 'MARK' } }, 1000, { splice: { marker: 'MARK', text: 'NaN' } });
+    const line = inner.lines[0]!;
+    expect(line).toBe(`{"jsonrpc":"2.0","id":${idOf(line)},"method":"tools/call","params":{"name":"wait","arguments":{"seconds":NaN}}}`);
+    inner.deliver({ jsonrpc: '2.0', id: idOf(line), result: { content: [] } });
+    expect((await p).sent).toBe(line);
+  });
+
+  it('throws (a bug in the caller) when the marker is missing', async () => {
+    const { w } = wire();
+    await expect(w.request('tools/call', { name: 'x' }, 1000, { splice: { marker: 'MARK', text: '1' } })).rejects.toThrow(/marker/);
+  });
+
+  it('takes an id-null parse error as the reply of the one raw request waiting', async () => {
+    const { w, inner } = wire();
+    const p = w.request('tools/call', { name: 'wait', arguments: { seconds: 'MARK' } }, 1000, { splice: { marker: 'MARK', text: 'NaN' } });
+    const error = { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } };
+    inner.deliver(error);
+    const ex = await p;
+    expect(ex.reply).toEqual({ kind: 'response', error: { code: -32700, message: 'Parse error', data: undefined }, raw: error });
+    expect(w.strayResponses).toEqual([]);
+  });
+
+  it('keeps an id-null error a stray when no raw request waits', async () => {
+    const { w, inner } = wire();
+    const p = w.request('tools/list', {}, 50);
+    const error = { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } };
+    inner.deliver(error);
+    expect((await p).reply.kind).toBe('hang');
+    expect(w.strayResponses.map((s) => s.message)).toEqual([error]);
+  });
+
+  it('keeps a reply after the hang limit as a late answer, not a stray', async () => {
+    const { w, inner } = wire();
+    const ex = await w.request('tools/call', { name: 'slow' }, 30);
+    expect(ex.reply).toEqual({ kind: 'hang', waitedMs: 30 });
+    // The wire told the server it gave up.
+    expect(JSON.parse(inner.lines[1]!)).toMatchObject({ method: 'notifications/cancelled', params: { requestId: ex.id } });
+    const late = { jsonrpc: '2.0', id: ex.id, result: { content: [] } };
+    inner.deliver(late);
+    expect(w.lateResponses.map((l) => l.message)).toEqual([late]);
+    expect(w.strayResponses).toEqual([]);
+    // A second answer to the same id is a stray: the id was answered once already.
+    inner.deliver(late);
+    expect(w.strayResponses.map((s) => s.message)).toEqual([late]);
+  });
+
+  it('stops waiting when the signal aborts, and keeps the later reply as late', async () => {
+    const { w, inner } = wire();
+    const stop = new AbortController();
+    const p = w.request('tools/call', { name: 'slow' }, 10_000, { signal: stop.signal });
+    stop.abort();
+    const ex = await p;
+    expect(ex.reply.kind).toBe('hang');
+    expect((ex.reply as { waitedMs: number }).waitedMs).toBeLessThan(1000);
+    inner.deliver({ jsonrpc: '2.0', id: ex.id, result: { content: [] } });
+    expect(w.lateResponses).toHaveLength(1);
+    expect(w.strayResponses).toEqual([]);
+  });
+});
