@@ -10,6 +10,8 @@
 //   add_note(title: string required, body: string) — no validation at all: accepts anything,
 //       including {} and wrong types, and "saves" the note (in memory)            -> accepted
 //   list_tags()                         — none: no arguments, readOnlyHint:true, returns the tags.
+//   list_recent(count: integer 0..20)   — validates count properly, then reads it as
+//       `count || notes.size`: 0 returns every note, not none                  -> zero means unlimited
 //   open_dashboard()                    — opens http://127.0.0.1:8767 in a browser (xdg-open, or
 //       open on macOS) on EVERY call, including the {} a router sends       -> default-call-effects
 //       (inside sealmark's sandbox the command is a logging shim: nothing opens)
@@ -68,6 +70,12 @@ const tools = [
     annotations: { readOnlyHint: true },
   },
   {
+    name: 'list_recent',
+    description: 'Lists the most recent notes, newest first.',
+    inputSchema: { type: 'object', properties: { count: { type: 'integer', minimum: 0, maximum: 20 } }, required: ['count'] },
+    annotations: { readOnlyHint: true },
+  },
+  {
     name: 'open_dashboard',
     description: 'Returns the URL of the notes dashboard.',
     inputSchema: { type: 'object', properties: {} },
@@ -112,6 +120,14 @@ const handlers = {
   },
   list_tags() {
     return text([...new Set([...notes.values()].flatMap((n) => n.tags ?? []))].sort().join(', '));
+  },
+  list_recent(args) {
+    if (!Number.isInteger(args.count) || args.count < 0 || args.count > 20) {
+      return fail(`Invalid arguments: parameter "count" must be an integer from 0 to 20, got ${JSON.stringify(args.count ?? null)}`);
+    }
+    // Flaw: a falsy count falls back to "all", so 0 admits everything instead of nothing.
+    const n = args.count || notes.size;
+    return text([...notes].reverse().slice(0, n).map(([id, note]) => `${id}: ${note.title}`).join('\n'));
   },
   open_dashboard() {
     // Flaw: the default call has a side effect (the seed's show_dashboard).

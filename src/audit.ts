@@ -9,6 +9,9 @@ import { Recorder, type Progress } from './probes/recorder.js';
 import { gatherRobustInput, hangLimitMs } from './probes/robust-input.js';
 import { gatherProtocolErrors } from './probes/protocol-errors.js';
 import { gatherEffects } from './probes/effects.js';
+import { gatherLimits } from './probes/limits.js';
+import { gatherOversized } from './probes/oversized.js';
+import { gatherConcurrency } from './probes/concurrency.js';
 import { checks as allChecks } from './checks/index.js';
 import type { Artifacts, Check } from './checks/check.js';
 import { buildReport, type Report } from './report/build.js';
@@ -84,7 +87,7 @@ async function auditSpec(options: AuditOptions, config: ResolvedConfig, spec: St
     ...(config.source ? ['--config', config.source] : []),
     ...Object.keys(options.env ?? {}).flatMap((k) => ['--env', k]),
   ];
-  const replay = (tool: string, args: unknown) => replayLine(tool, args, display, replayFlags);
+  const replay = (tool: string, args: unknown, rawArgs?: string) => replayLine(tool, args, display, replayFlags, rawArgs);
   const enabled = allChecks.filter((c) => config.checks[c.meta.id]?.enabled !== false);
   // What the user handed the server (config env, --env) may be a credential: never reported.
   const redactor = new Redactor({ ...config.env, ...options.env });
@@ -123,9 +126,15 @@ async function auditSpec(options: AuditOptions, config: ResolvedConfig, spec: St
       if (needs.has('effects') && !session.exited) {
         artifacts.effects = await gatherEffects(rec, tools, config, { sandbox, all: options.all === true, allowEffects: options.allowEffects === true });
       }
-      // After robust-input stopped (three hangs, server gone) the server cannot be judged on
-      // protocol mistakes: more requests would only wait out the hang limit and blame the wrong probe.
-      if (needs.has('protocol-errors') && !session.exited && !artifacts.robust?.stopped) artifacts.protocol = await gatherProtocolErrors(rec, hangMs);
+      // After robust-input or limits stopped (three hangs, server gone) the server cannot be judged
+      // on the gatherers below: more requests would only wait out the hang limit and blame the wrong probe.
+      // (Three hangs in limits with the server still answering tools/list is one slow tool, not a wedged server.)
+      if (needs.has('limits') && !session.exited && !artifacts.robust?.stopped) artifacts.limits = await gatherLimits(rec, tools, config, sandbox);
+      const stopped = artifacts.robust?.stopped ?? (artifacts.limits?.stopped?.reason === 'server-gone' ? artifacts.limits.stopped : undefined);
+      if (needs.has('protocol-errors') && !session.exited && !stopped) artifacts.protocol = await gatherProtocolErrors(rec, hangMs);
+      // The two that may take a fragile server down come last.
+      if (needs.has('concurrency') && !session.exited && !stopped) artifacts.concurrency = await gatherConcurrency(rec, tools, config);
+      if (needs.has('oversized') && !session.exited && !stopped) artifacts.oversized = await gatherOversized(rec, tools, config);
     }
     await session.close();
     const t = session.transport;
@@ -160,13 +169,16 @@ function toListedTool(raw: unknown, index: number): ListedTool {
   return { index, name: typeof t.name === 'string' ? t.name : `#${index}`, raw, inputSchema: t.inputSchema, annotations };
 }
 
+/** Longest request a finding quotes whole and replays (characters); longer ones are cut and not replayed. */
+const MAX_REQUEST_CHARS = 4096;
+
 /**
  * Runs each enabled check's judge; a check that throws becomes an n/a result with the error as a
  * note (Lighthouse: one audit's crash never loses the report). When the target could not be
  * audited, every check but handshake is n/a. Findings that point at a tools/call get its exact
  * request and a replay line.
  */
-export function judgeAll(enabled: readonly Check[], artifacts: Artifacts, replay: (tool: string, args: unknown) => string): CheckResult[] {
+export function judgeAll(enabled: readonly Check[], artifacts: Artifacts, replay: (tool: string, args: unknown, rawArgs?: string) => string): CheckResult[] {
   return enabled.map((c) => {
     if (c.meta.id !== 'handshake' && (artifacts.openFailure || artifacts.tools.length === 0 || artifacts.listProblem)) {
       return { id: c.meta.id, verdict: 'n/a', findings: [], notes: ['not checked: the target could not be audited (see handshake)'] };
@@ -177,8 +189,10 @@ export function judgeAll(enabled: readonly Check[], artifacts: Artifacts, replay
         if (f.replay || !f.evidence.calls?.length) continue;
         const call = artifacts.calls.find((x) => x.seq === f.evidence.calls![0]);
         if (!call) continue;
-        f.request ??= call.exchange.sent;
-        if (call.tool && call.exchange.method === 'tools/call') f.replay = replay(call.tool, call.arguments);
+        const sent = call.exchange.sent;
+        // An oversized request is shown by its start; it is too long for a command line to replay.
+        f.request ??= sent.length > MAX_REQUEST_CHARS ? `${sent.slice(0, MAX_REQUEST_CHARS)}…` : sent;
+        if (call.tool && call.exchange.method === 'tools/call' && sent.length <= MAX_REQUEST_CHARS) f.replay = replay(call.tool, call.arguments, call.rawArguments);
       }
       return result;
     } catch (err) {

@@ -81,6 +81,7 @@ export async function main(argv: string[]): Promise<number> {
     .argument('[command...]', 'the server command and its arguments, after --')
     .requiredOption('--tool <name>', 'tool to call')
     .option('--args <json>', 'the arguments object as JSON (omit to send no arguments member)')
+    .option('--raw-args <text>', 'the arguments member written verbatim, unparsed (NaN, 1.0, a duplicate member); instead of --args')
     .option('--config <file>', 'config file whose env the server gets')
     .option('--no-sandbox', 'run the server in this directory with your HOME and network (its side effects happen for real)')
     .option('--timeout-probe <sec>', 'seconds to wait for the reply', '10')

@@ -14,11 +14,13 @@ export function shellQuote(word: string): string {
  * The `sealmark call` line for a tools/call of `tool` with `args` (the `--args` flag is left out
  * when the call omitted `arguments`), against the stdio command `command`. `flags` go before the
  * tool (e.g. `--config sealmark.config.yaml`, `--env API_KEY`: a bare name, so the value is read
- * from the environment and no secret is printed).
+ * from the environment and no secret is printed). `rawArgs`, when the call wrote its arguments as
+ * raw text (`{"limit":NaN}`), replaces `args` and is replayed with `--raw-args`.
  */
-export function replayLine(tool: string, args: unknown, command: string[], flags: string[] = []): string {
+export function replayLine(tool: string, args: unknown, command: string[], flags: string[] = [], rawArgs?: string): string {
   const parts = ['sealmark', 'call', ...flags.map(shellQuote), '--tool', shellQuote(tool)];
-  if (args !== undefined) parts.push('--args', shellQuote(JSON.stringify(args)));
+  if (rawArgs !== undefined) parts.push('--raw-args', shellQuote(rawArgs));
+  else if (args !== undefined) parts.push('--args', shellQuote(JSON.stringify(args)));
   parts.push('--', ...command.map(shellQuote));
   return parts.join(' ');
 }

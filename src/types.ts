@@ -86,8 +86,17 @@ export interface ProbeCall {
   target?: string;
   exchange: Exchange;
   classification?: Classification;
-  /** Side effects the sandbox saw during this call (effect-pack calls only). */
+  /** Side effects the sandbox saw during this call (effect-pack and limits calls). */
   effects?: { kind: 'shim' | 'network' | 'file'; detail: string }[];
+  /**
+   * Limits probes: the value put in the probed property, as written on the wire (`false`, `-1`,
+   * `NaN`, `1,"limit":5` for a duplicate member).
+   */
+  value?: string;
+  /** The `arguments` member exactly as written, when it was raw JSON text (`{"limit":NaN}`). */
+  rawArguments?: string;
+  /** Limits probes: items an accepted reply returned (see `countItems` in src/limits.ts). */
+  items?: number;
 }
 
 /** A piece of evidence attached to a finding. */

@@ -10,6 +10,9 @@ import type { CheckResult, ListedTool, PackId, ProbeCall, Severity, Weight } fro
 import type { ResolvedConfig } from '../config/schema.js';
 import type { ProtocolRun } from '../probes/protocol-errors.js';
 import type { EffectsRun } from '../probes/effects.js';
+import type { LimitsRun } from '../probes/limits.js';
+import type { OversizedRun } from '../probes/oversized.js';
+import type { ConcurrencyRun } from '../probes/concurrency.js';
 
 /** A config key a check reads (SPEC section 7). */
 export interface CheckConfigKey {
@@ -74,7 +77,7 @@ export interface CheckMeta {
   requires: GathererId[];
 }
 
-export type GathererId = 'robust-input' | 'protocol-errors' | 'effects';
+export type GathererId = 'robust-input' | 'protocol-errors' | 'effects' | 'limits' | 'oversized' | 'concurrency';
 
 /** Per-tool bookkeeping of the robust-input gatherer. */
 export interface RobustToolRun {
@@ -94,6 +97,8 @@ export interface RobustRun {
   beyondMaxTools: string[];
   /** Set when probing stopped early (three hangs, server gone). */
   stopped?: { reason: 'three-hangs' | 'server-gone'; notReached: string[] };
+  /** Call seqs of robust-input's own liveness tools/list requests. */
+  liveness: number[];
 }
 
 /** What a run recorded: everything a check may read. */
@@ -115,15 +120,28 @@ export interface Artifacts {
   robust?: RobustRun;
   protocol?: ProtocolRun;
   effects?: EffectsRun;
+  limits?: LimitsRun;
+  oversized?: OversizedRun;
+  concurrency?: ConcurrencyRun;
   /** Responses (after the handshake) whose id no request was waiting for. */
   strays: unknown[];
   config: ResolvedConfig;
 }
 
+/**
+ * Why a gatherer that runs after robust-input has no record: probing stopped after three hangs
+ * (robust-input, or limits with the server gone), or the server was gone.
+ */
+export function whyNotRun(a: Artifacts): string {
+  if (a.robust?.stopped?.reason === 'three-hangs') return 'robust-input stopped after three hangs';
+  if (a.limits?.stopped?.reason === 'server-gone') return 'the server was gone after the limit values';
+  return 'the server was gone';
+}
+
 /** Passed to `judge` besides the artifacts. */
 export interface JudgeContext {
   /** Builds the `sealmark call` replay line for a tools/call with these arguments. */
-  replay: (tool: string, args: unknown) => string;
+  replay: (tool: string, args: unknown, rawArgs?: string) => string;
 }
 
 export interface Check {

@@ -11,9 +11,12 @@ import { check as armedFlags } from './armed-flags.js';
 import { check as defaultCallEffects } from './default-call-effects.js';
 import { check as fillerCallEffects } from './filler-call-effects.js';
 import { check as hiddenParams } from './hidden-params.js';
+import { check as boundedLimits } from './bounded-limits.js';
+import { check as oversizedInput } from './oversized-input.js';
+import { check as concurrency } from './concurrency.js';
 
 /** Every check sealmark has, keyed by nothing: order is report order. */
-export const checks: readonly Check[] = [handshake, robustInput, protocolErrors, toolSchemas, armedFlags, defaultCallEffects, fillerCallEffects, hiddenParams];
+export const checks: readonly Check[] = [handshake, robustInput, protocolErrors, toolSchemas, armedFlags, defaultCallEffects, fillerCallEffects, hiddenParams, boundedLimits, oversizedInput, concurrency];
 
 /** The check with this id, or undefined. */
 export function checkById(id: string): Check | undefined {

@@ -4,7 +4,7 @@
  * is never answered) and 5.1 (-32601 method not found); MCP `server/tools.mdx` (an unknown tool
  * is an error).
  */
-import type { Check, CheckMeta } from './check.js';
+import { whyNotRun, type Check, type CheckMeta } from './check.js';
 import { finding, verdictOf } from './finding.js';
 import type { Finding } from '../types.js';
 
@@ -66,8 +66,7 @@ export const check: Check = {
   judge(a) {
     const run = a.protocol;
     if (!run) {
-      const why = a.robust?.stopped?.reason === 'three-hangs' ? 'robust-input stopped after three hangs' : 'the server was gone';
-      return { id: meta.id, verdict: 'n/a', findings: [], notes: [`not run: ${why} before the protocol probes`] };
+      return { id: meta.id, verdict: 'n/a', findings: [], notes: [`not run: ${whyNotRun(a)} before the protocol probes`] };
     }
     const out: Finding[] = [];
     const PROBES = ['unknown-method', 'notification-follow-up', 'unknown-tool', 'array-params'];
@@ -115,7 +114,9 @@ export const check: Check = {
         out.push(finding(meta, 'notification-answered', 'partial', { method: n.method, reply: text }, { calls: [n.followUpSeq], quotes: [text] }, { request: n.sent }));
       }
     }
-    const strays = a.strays.filter((s) => !answeredNotes.has(s));
+    // Second or wrong-id answers during the concurrency burst are that check's finding, not this one's.
+    const burst = new Set<unknown>([...(a.concurrency?.duplicates.map((d) => d.message) ?? []), ...(a.concurrency?.foreign ?? [])]);
+    const strays = a.strays.filter((s) => !answeredNotes.has(s) && !burst.has(s));
     if (strays.length > 0) {
       out.push(finding(meta, 'stray-response', 'partial', { count: strays.length, example: JSON.stringify(strays[0]).slice(0, 200) }, { quotes: strays.slice(0, 3).map((s) => JSON.stringify(s).slice(0, 200)) }));
     }

@@ -180,8 +180,9 @@ export const check: Check = {
       }
     }
     // A failed liveness check after a tool's probes: the server stopped answering.
+    const own = new Set(run.liveness);
     for (const c of a.calls) {
-      if (c.probe !== 'liveness' || !c.tool || !calls.some((x) => x.tool === c.tool)) continue;
+      if (!own.has(c.seq) || !c.tool) continue;
       const k = c.exchange.reply.kind;
       if (k === 'hang' || k === 'exited') out.push(finding(meta, 'stopped-answering', 'fail', { tool: c.tool }, { calls: [c.seq] }));
     }

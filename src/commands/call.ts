@@ -12,9 +12,14 @@ import { propertiesOf } from '../schema.js';
 import { Session } from '../target/session.js';
 import { UsageError, parseEnvList, parseSeconds, requireCommand, resolveConfig } from './common.js';
 
+/** Stands in the params for `--raw-args` until the wire splices the text in. */
+const RAW_MARKER = 'sealmark:raw-args:5e0b';
+
 export interface CallCliOptions {
   tool: string;
   args?: string;
+  /** The arguments member as raw text, written verbatim (see `--raw-args`). */
+  rawArgs?: string;
   config?: string;
   /** false with --no-sandbox. */
   sandbox?: boolean;
@@ -26,6 +31,8 @@ export interface CallCliOptions {
 export async function runCall(command: string[], opts: CallCliOptions): Promise<number> {
   const target = requireCommand(command, "sealmark call --tool <name> --args '<json>' -- <command> [args…]");
   let args: unknown;
+  if (opts.args !== undefined && opts.rawArgs !== undefined) throw new UsageError('give --args or --raw-args, not both');
+  if (opts.rawArgs !== undefined) args = RAW_MARKER;
   if (opts.args !== undefined) {
     try {
       args = JSON.parse(opts.args);
@@ -59,7 +66,8 @@ async function callIn(spec: StdioTargetSpec, sandbox: Sandbox | undefined, opts:
     const params: Record<string, unknown> = { name: opts.tool };
     if (args !== undefined) params.arguments = args;
     const mark = sandbox?.mark();
-    const ex = await opened.request('tools/call', params, timeoutMs);
+    const splice = opts.rawArgs !== undefined ? { marker: RAW_MARKER, text: opts.rawArgs } : undefined;
+    const ex = await opened.request('tools/call', params, timeoutMs, { splice });
     await new Promise((r) => setTimeout(r, EFFECT_GRACE_MS));
     const effects = mark && sandbox ? sandbox.effectsSince(mark) : [];
     const cl = classifyReply({ reply: ex.reply, declaredParams: propertiesOf(tool?.inputSchema).map((p) => p.name), protocolVersion: opened.handshake.protocolVersion });

@@ -4,8 +4,8 @@
  */
 import { classifyReply } from '../classify.js';
 import type { Session } from '../target/session.js';
-import type { Exchange } from '../target/wire.js';
-import type { ProbeCall } from '../types.js';
+import type { Exchange, RequestOptions } from '../target/wire.js';
+import type { Classification, ProbeCall, Reply } from '../types.js';
 
 /** Progress of a run, for the TTY progress line. */
 export interface Progress {
@@ -34,7 +34,8 @@ export class Recorder {
 
   /**
    * Sends `tools/call` for `tool` with `args` (omitted from params when `undefined`), waits up to
-   * `timeoutMs` (ms) and records the call, classified against `declaredParams`.
+   * `timeoutMs` (ms) and records the call, classified against `declaredParams`. `request` passes
+   * raw text or an early abandon to the wire ({@link RequestOptions}).
    */
   async toolCall(
     probe: string,
@@ -43,16 +44,17 @@ export class Recorder {
     timeoutMs: number,
     declaredParams: string[],
     extra: Partial<ProbeCall> = {},
+    request: RequestOptions = {},
   ): Promise<ProbeCall> {
     const params: Record<string, unknown> = { name: tool };
     if (args !== undefined) params.arguments = args;
-    const exchange = await this.session.request('tools/call', params, timeoutMs);
-    const classification = classifyReply({
-      reply: exchange.reply,
-      declaredParams,
-      protocolVersion: this.session.handshake.protocolVersion,
-    });
-    return this.add(probe, exchange, { tool, arguments: args, classification, ...extra });
+    const exchange = await this.session.request('tools/call', params, timeoutMs, request);
+    return this.add(probe, exchange, { tool, arguments: args, classification: this.classify(exchange.reply, declaredParams), ...extra });
+  }
+
+  /** Classifies a reply to a tools/call of a tool with `declaredParams` (SPEC section 4). */
+  classify(reply: Reply, declaredParams: string[]): Classification {
+    return classifyReply({ reply, declaredParams, protocolVersion: this.session.handshake.protocolVersion });
   }
 
   progress(p: Omit<Progress, 'calls'>): void {

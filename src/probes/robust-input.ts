@@ -19,6 +19,7 @@ import type { RobustRun, RobustToolRun } from '../checks/check.js';
 import type { ListedTool } from '../types.js';
 import type { Recorder } from './recorder.js';
 import { uncallable } from './callable.js';
+import { countItems } from '../limits.js';
 
 /** One planned invalid call. `args` undefined = the `arguments` member is omitted. */
 interface PlannedProbe {
@@ -114,7 +115,7 @@ export function planProbes(tool: ListedTool): { plan: (PlannedProbe & { invalidB
  * {@link planProbes}, never throwing: a schema sealmark cannot read (or a tool it cannot call) is
  * a skipped tool with the reason, never a lost run.
  */
-function planSafely(tool: ListedTool): ReturnType<typeof planProbes> {
+export function planSafely(tool: ListedTool): ReturnType<typeof planProbes> {
   const cannot = uncallable(tool);
   if (cannot) return { plan: [], skipped: cannot };
   try {
@@ -125,7 +126,7 @@ function planSafely(tool: ListedTool): ReturnType<typeof planProbes> {
 }
 
 /** Valid arguments for the tool (required properties sampled), if Ajv accepts them. */
-function validArgs(tool: ListedTool): Record<string, unknown> | undefined {
+export function validArgs(tool: ListedTool): Record<string, unknown> | undefined {
   const compiled = compileSchema(tool.inputSchema);
   if (!compiled.ok) return undefined;
   const v = sampleValid({ ...(tool.inputSchema as object), type: 'object' });
@@ -154,7 +155,7 @@ export async function gatherRobustInput(rec: Recorder, tools: ListedTool[], conf
   const eligible = tools.filter((t) => !skip.has(t.name));
   const limit = maxTools(config);
   const chosen = eligible.slice(0, limit);
-  const run: RobustRun = { tools: [], beyondMaxTools: eligible.slice(limit).map((t) => t.name) };
+  const run: RobustRun = { tools: [], beyondMaxTools: eligible.slice(limit).map((t) => t.name), liveness: [] };
   const userProbeTools = new Set(config.probes.map((p) => p.tool));
   let hangs = 0;
 
@@ -165,7 +166,7 @@ export async function gatherRobustInput(rec: Recorder, tools: ListedTool[], conf
   };
   const liveness = async (tool: string) => {
     const { alive, exchange } = await rec.session.alive(hangMs);
-    rec.add('liveness', exchange, { tool });
+    run.liveness.push(rec.add('liveness', exchange, { tool }).seq);
     return alive;
   };
 
@@ -213,6 +214,9 @@ export async function gatherRobustInput(rec: Recorder, tools: ListedTool[], conf
       const declared = tool ? propertiesOf(tool.inputSchema).map((p) => p.name) : [];
       rec.progress({ phase: 'probes', tool: up.tool });
       const call = await rec.toolCall('user-probe', up.tool, up.arguments, hangMs, declared);
+      const reply = call.exchange.reply;
+      // What a valid call returned, beside which the limits probes' item counts are read.
+      if (call.classification?.class === 'accepted' && reply.kind === 'response') call.items = countItems(reply.result);
       if (call.classification?.class === 'exited' || rec.session.exited) {
         run.stopped = { reason: 'server-gone', notReached: [] };
         break;

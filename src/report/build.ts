@@ -41,8 +41,16 @@ export interface ReportCall {
   class?: string;
   leaks?: { pattern: string; line: string }[];
   invalidBecause?: string[];
-  /** Side effects the sandbox saw during the call (effects-pack calls only). */
+  /** Side effects the sandbox saw during the call (effects-pack and sandboxed limits calls). */
   effects?: { kind: string; detail: string }[];
+  /** The property the probe filled or broke. */
+  target?: string;
+  /** Limits probes: the value sent, as written on the wire. */
+  value?: string;
+  /** The `arguments` member as written, when it was raw JSON text. */
+  rawArguments?: string;
+  /** Limits probes: items an accepted reply returned. */
+  items?: number;
   durationMs: number;
 }
 
@@ -185,6 +193,10 @@ function toReportCall(c: ProbeCall): ReportCall {
   }
   if (c.invalidBecause) out.invalidBecause = c.invalidBecause;
   if (c.effects) out.effects = c.effects;
+  if (c.target !== undefined) out.target = c.target;
+  if (c.value !== undefined) out.value = c.value;
+  if (c.rawArguments !== undefined) out.rawArguments = c.rawArguments;
+  if (c.items !== undefined) out.items = c.items;
   return out;
 }
 

@@ -8,6 +8,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { auditFixture, checkOf, findingsOf, fixture, graded } from '../helpers/run.js';
 import { hangLimitMs, maxTools, planProbes } from '../../src/probes/robust-input.js';
+import { INVALID_PROBES } from '../../src/checks/robust-input.js';
 import { parseConfig } from '../../src/config/schema.js';
 import { configRegistry } from '../../src/config/defaults.js';
 import { WRONG_TYPE_CANDIDATES, wrongTypeFor } from '../../src/values.js';
@@ -18,8 +19,15 @@ import type { ListedTool } from '../../src/types.js';
 
 // --- helpers -------------------------------------------------------------------------------------
 
-/** No protocol-errors run: these tests are about robust-input only. */
-const ONLY_ROBUST = { checks: { 'protocol-errors': { enabled: false } } };
+/** No protocol-errors and no limits pack: these tests are about robust-input only. */
+const ONLY_ROBUST = {
+  checks: {
+    'protocol-errors': { enabled: false },
+    'bounded-limits': { enabled: false },
+    'oversized-input': { enabled: false },
+    concurrency: { enabled: false },
+  },
+};
 
 const memo = new Map<string, Promise<Report>>();
 /** One audit per (fixture, config, extra args), shared by the tests that read it. */
@@ -36,9 +44,9 @@ function run(name: string, raw: Record<string, unknown> = ONLY_ROBUST, extra: st
 /** Probes of the effects pack (default and filler calls, made in the sandbox): not robust-input's. */
 const EFFECT_PROBES = new Set(['default-call', 'filler-call']);
 
-/** tools/call calls made to `tool` by robust-input (and liveness), in order; effects probes left out. */
+/** tools/call calls made to `tool` by robust-input, in order; other gatherers' probes left out. */
 function toolCalls(r: Report, tool: string): ReportCall[] {
-  return r.calls.filter((c) => c.tool === tool && c.method === 'tools/call' && !EFFECT_PROBES.has(c.probe));
+  return r.calls.filter((c) => c.tool === tool && c.method === 'tools/call' && (INVALID_PROBES.has(c.probe) || c.probe === 'read-only-no-args' || c.probe === 'user-probe'));
 }
 
 /** The `arguments` member of a call as it went out on the wire (undefined when omitted). */

@@ -133,6 +133,48 @@ describe('sealmark audit --demo', () => {
     // internal-error, accepted, and a rejected call that leaks.
     expect(await Promise.all(checks)).toEqual(['internal-error', 'accepted', 'rejected']);
   });
+
+  it("the demo's planted limit fault: list_recent count 0 returns every note, and its replay does too", async () => {
+    const bl = report.checks.find((c) => c.id === 'bounded-limits')!;
+    expect(bl.verdict).toBe('fail');
+    const [f] = bl.findings.filter((x) => x.messageId === 'zero-unlimited');
+    expect([f!.tool, f!.data.param, f!.data.one]).toEqual(['list_recent', 'count', 1]);
+    // Three notes to start with, plus those add_note saved while being probed: more than one.
+    expect(f!.data.zero as number).toBeGreaterThan(3);
+    expect(f!.replay).toMatch(/^sealmark call --tool list_recent --args '\{"count":0\}' -- node \S+\/demo\/server\.mjs$/);
+    const r = await run([], { shell: f!.replay!.replace(/^sealmark /, `${process.execPath} ${BIN} `) });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^class {4}accepted$/m);
+    // A fresh demo holds three notes: count 0 lists all three.
+    expect(r.stdout).toContain('n3: Book ideas\\nn2: Release checklist\\nn1: Groceries');
+  });
+});
+
+describe('raw JSON replays (bounded-limits, case C5)', () => {
+  it('an audit finds NaN admitted, and `call --raw-args` puts the same bytes on the wire', async () => {
+    const server = ['python3', fixture('limits/c5_wait_nan.py')];
+    const audited = await run(['audit', '--format', 'json', '--only', 'bounded-limits', '--', ...server]);
+    const rep = JSON.parse(audited.stdout) as Report;
+    const [f] = rep.checks.find((c) => c.id === 'bounded-limits')!.findings.filter((x) => x.messageId === 'admitted');
+    expect(f!.data.values).toBe('NaN');
+    expect(f!.replay).toBe(`sealmark call --tool wait --raw-args '{"seconds":NaN}' -- python3 ${fixture('limits/c5_wait_nan.py')}`);
+    const call = rep.calls.find((c) => c.seq === f!.evidence.calls![0])!;
+    const r = await run([], { shell: f!.replay!.replace(/^sealmark /, `${process.execPath} ${BIN} `) });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^class {4}accepted$/m);
+    const sent = /^sent {5}(.*)$/m.exec(r.stdout)?.[1];
+    expect(sent?.replace(/"id":\d+/, '"id":0')).toBe(call.request.replace(/"id":\d+/, '"id":0'));
+    expect(r.stdout).toContain('waited nan seconds');
+    // The repaired server answers the same bytes with a parse error.
+    const strict = await run([], { shell: `${process.execPath} ${BIN} call --tool wait --raw-args '{"seconds":NaN}' -- python3 ${fixture('limits/c5_wait_strict.py')}` });
+    expect(strict.stdout).toContain('"error":{"code":-32700');
+  });
+
+  it('--args and --raw-args together are a usage error', async () => {
+    const r = await run(['call', '--tool', 'wait', '--args', '{}', '--raw-args', '{}', '--', 'python3', fixture('limits/c5_wait_nan.py')]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('give --args or --raw-args, not both');
+  });
 });
 
 describe('exit code 3: the target could not be audited', () => {
@@ -149,8 +191,8 @@ describe('exit code 3: the target could not be audited', () => {
     const rep = JSON.parse(r.stdout) as Report;
     expect(rep.status).toBe('not-audited');
     expect(rep.notAudited?.reason).toBe('exited-during-init');
-    // Every check but handshake, core then effects.
-    expect(rep.notAudited?.notChecked).toEqual(['robust-input', 'protocol-errors', 'tool-schemas', 'armed-flags', 'default-call-effects', 'filler-call-effects', 'hidden-params']);
+    // Every check but handshake, core then effects then limits.
+    expect(rep.notAudited?.notChecked).toEqual(['robust-input', 'protocol-errors', 'tool-schemas', 'armed-flags', 'default-call-effects', 'filler-call-effects', 'hidden-params', 'bounded-limits', 'oversized-input', 'concurrency']);
     expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
   });
 });
@@ -188,7 +230,7 @@ describe('explain, list-checks, call', () => {
     }
   });
 
-  it('list-checks lists the eight checks of the core and effects packs', async () => {
+  it('list-checks lists the eleven checks of the core, effects and limits packs', async () => {
     const r = await runs.listChecks!;
     expect(r.code).toBe(0);
     const ids = r.stdout
@@ -196,7 +238,8 @@ describe('explain, list-checks, call', () => {
       .split('\n')
       .slice(1)
       .map((l) => l.split(/\s+/)[0]);
-    expect(ids).toEqual(['handshake', 'robust-input', 'protocol-errors', 'tool-schemas', 'armed-flags', 'default-call-effects', 'filler-call-effects', 'hidden-params']);
+    expect(ids).toEqual(['handshake', 'robust-input', 'protocol-errors', 'tool-schemas', 'armed-flags', 'default-call-effects', 'filler-call-effects', 'hidden-params', 'bounded-limits', 'oversized-input', 'concurrency']);
+    expect(r.stdout).toMatch(/^bounded-limits\s+limits\s+scored\s+Counts and durations are bounded/m);
     expect(r.stdout).toMatch(/^robust-input\s+core\s+scored\s+Survives malformed tool input$/m);
     expect(r.stdout).toMatch(/^default-call-effects\s+effects\s+scored\s+A call with no arguments has no side effect$/m);
   });
@@ -254,8 +297,16 @@ describe('a published server through npx', () => {
     // so its `{}` call (and the filler call) makes the server fetch it; inside the sandbox's network
     // namespace the fetch fails and the reply says "fetch failed" (see real-servers.test.ts).
     expect(report.sandbox).toMatchObject({ kind: 'sandbox', network: 'namespace' });
+    // The limits pack's too: trigger-long-running-operation takes `steps` and `duration` (seconds)
+    // with no maximum. steps = 10^9 is still running when the 3 s hang limit passes, and so is the
+    // duplicate member {"duration":1,"duration":5}: the server reads the later 5 and waits 5 s.
     const failedErrors = report.checks.filter((c) => c.severity === 'error' && c.verdict === 'fail').map((c) => c.id);
-    expect(failedErrors).toEqual(['default-call-effects', 'filler-call-effects']);
+    expect(failedErrors).toEqual(['default-call-effects', 'filler-call-effects', 'bounded-limits']);
+    const bounded = report.checks.find((c) => c.id === 'bounded-limits')!.findings.filter((f) => f.level === 'fail');
+    expect(bounded.map((f) => [f.messageId, f.tool, f.data.param, f.data.value])).toEqual([
+      ['no-answer', 'trigger-long-running-operation', 'duration', '1,"duration":5'],
+      ['no-answer', 'trigger-long-running-operation', 'steps', '1000000000'],
+    ]);
     expect(report.checks.find((c) => c.id === 'default-call-effects')!.findings.map((f) => f.tool)).toEqual(['gzip-file-as-resource']);
     expect(r.code).toBe(1);
   });

@@ -1,12 +1,25 @@
 /** Test helpers: run real audits against fixture servers and pick results out of the report. */
 import { fileURLToPath } from 'node:url';
 import { audit } from '../../src/audit.js';
+import { checks } from '../../src/checks/index.js';
 import { configRegistry } from '../../src/config/defaults.js';
 import { parseConfig } from '../../src/config/schema.js';
 import type { Report, ReportCheck } from '../../src/report/build.js';
 import type { Finding } from '../../src/types.js';
 
 export const root = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Config that switches the limits pack off, for tests about other checks (it only adds calls there). */
+export const LIMITS_OFF = {
+  'bounded-limits': { enabled: false },
+  'oversized-input': { enabled: false },
+  concurrency: { enabled: false },
+} as const;
+
+/** Probe ids of the limits pack's calls (bounded-limits, oversized-input, concurrency), from their meta. */
+export const LIMITS_PROBES: ReadonlySet<string> = new Set(
+  checks.filter((c) => c.meta.pack === 'limits').flatMap((c) => c.meta.probes.filter((p) => !p.part).map((p) => p.id)),
+);
 
 /** Absolute path of a fixture server file. */
 export function fixture(name: string): string {

@@ -1,0 +1,320 @@
+/**
+ * The limits gatherer (SPEC section 5, bounded-limits; seed on the Boolean limit): sends every
+ * count-like and duration-like property the values a careless caller or a broken client sends in
+ * place of a count, with the other arguments valid, some of them as raw JSON text that
+ * JSON.stringify cannot write, and records what each call admitted: its reply class, the items it
+ * returned and, in the sandbox, the effects it caused.
+ */
+import type { ResolvedConfig } from '../config/schema.js';
+import { boundsOf, countItems, limitProperties, type LimitProperty } from '../limits.js';
+import { compileSchema, propertiesOf } from '../schema.js';
+import type { Sandbox } from '../target/sandbox.js';
+import { readResponse } from '../target/wire.js';
+import type { ListedTool, ProbeCall } from '../types.js';
+import { sampleValid } from '../values.js';
+import { uncallable } from './callable.js';
+import { EFFECT_GRACE_MS } from './effects.js';
+import type { Recorder } from './recorder.js';
+import { MAX_HANGS, hangLimitMs, maxTools, validArgs } from './robust-input.js';
+
+/** The value sent in place of a count when no maximum is declared (SPEC section 5: 10^9). */
+export const NO_MAXIMUM_PROBE = 1_000_000_000;
+
+/**
+ * ms to keep waiting for the reply to a line that is not JSON (`NaN`, `Infinity`) once the server
+ * has answered a `tools/list` sent after it: a server that drops such a line never answers it
+ * (the official SDKs log the parse error and read on), and waiting out the whole hang limit for
+ * each token would only slow the run. A reply that still comes later replaces the "dropped"
+ * record before the gatherer returns, so a slow tool that accepted `NaN` is not let off.
+ */
+export const DROPPED_LINE_GRACE_MS = 300;
+
+/** One value a limits probe puts in the probed property. */
+export interface LimitValue {
+  /** Probe id (`limit-false`, `raw-nan` …), as `explain bounded-limits` lists them. */
+  probe: string;
+  /** The JSON value sent, for probes that JSON.stringify can write. */
+  json?: unknown;
+  /** Raw JSON text spliced in place of the value (`NaN`, `1.0`, `1,"limit":5`). */
+  raw?: string;
+  /** The raw text is not JSON at all: a silent server may have dropped the line. */
+  notJson?: boolean;
+  /** Sent only where a valid call exists: it serves the item comparison only. */
+  admissionOnly?: boolean;
+}
+
+/**
+ * The values sent to one limit property, in order (SPEC section 5 bounded-limits): Booleans, zero
+ * and one (the item comparison), negatives, a numeric string, a fraction, one past the maximum
+ * (10^9 without one); then raw JSON text: `1.0`, `NaN`, `Infinity`, `-Infinity`, `1e309` and the
+ * property given twice, first 1 and then one past the maximum (5, the seed's number, without one).
+ */
+export function limitValues(lp: LimitProperty): LimitValue[] {
+  const bounds = boundsOf(lp);
+  const over = bounds.max !== undefined ? Math.floor(bounds.max) + 1 : NO_MAXIMUM_PROBE;
+  const second = bounds.max !== undefined ? Math.floor(bounds.max) + 1 : 5;
+  const key = JSON.stringify(lp.property.name);
+  return [
+    { probe: 'limit-false', json: false },
+    { probe: 'limit-true', json: true },
+    { probe: 'limit-zero', json: 0, admissionOnly: true },
+    { probe: 'limit-one', json: 1, admissionOnly: true },
+    { probe: 'limit-negative', json: -1 },
+    { probe: 'limit-minus-five', json: -5, admissionOnly: true },
+    { probe: 'limit-string', json: '1' },
+    { probe: 'limit-fraction', json: 1.5 },
+    { probe: 'limit-over-max', json: over },
+    { probe: 'raw-one-point-zero', raw: '1.0' },
+    { probe: 'raw-nan', raw: 'NaN', notJson: true },
+    { probe: 'raw-infinity', raw: 'Infinity', notJson: true },
+    { probe: 'raw-minus-infinity', raw: '-Infinity', notJson: true },
+    { probe: 'raw-huge', raw: '1e309' },
+    { probe: 'raw-duplicate', raw: `1,${key}:${second}` },
+  ];
+}
+
+/**
+ * What a raw value means to a JSON Schema validator, for re-validation with Ajv: `1.0` is the
+ * integer 1 (JSON Schema: the same mathematical number); the non-JSON tokens and `1e309` (which a
+ * JavaScript parser reads as Infinity) are never valid numbers; a duplicate member is read with
+ * its last value, as JSON.parse and Python's json read it.
+ */
+function meaningOf(v: LimitValue): { value: unknown } | undefined {
+  if (v.raw === undefined) return { value: v.json };
+  if (v.raw === '1.0') return { value: 1 };
+  const dup = /^1,.*:(\d+)$/.exec(v.raw);
+  if (dup) return { value: Number(dup[1]) };
+  return undefined;
+}
+
+/** How one limit property was exercised. */
+export interface LimitParamRun {
+  tool: string;
+  property: string;
+  kind: LimitProperty['kind'];
+  /**
+   * Where a valid call comes from: a `probes:` entry, or a read-only tool whose required
+   * arguments sealmark filled. Undefined: no valid call, so no item comparison.
+   */
+  validCall?: 'probes' | 'read-only';
+  /** Probes sent, by id. */
+  sent: string[];
+  /** Probes not sent and why (a schema-valid value to a tool that may write). */
+  notSent: { probe: string; why: string }[];
+  /** Why no probe was sent at all. */
+  skipped?: string;
+}
+
+/** What the limits gatherer did besides its calls. */
+export interface LimitsRun {
+  params: LimitParamRun[];
+  /** Tools with limit properties beyond `max_tools`, not probed. */
+  beyondMaxTools: string[];
+  stopped?: { reason: 'three-hangs' | 'server-gone'; notReached: string[] };
+  /** Whether effects were read from the sandbox during these calls. */
+  effectsWatched: boolean;
+}
+
+/** Marker spliced out of the serialised request and replaced by raw text. */
+const RAW_MARKER = 'sealmark:raw-value:7d1c';
+
+/**
+ * Sends the limit values to every limit property of every callable tool (up to
+ * `checks.robust-input.max_tools` tools), one call at a time. A value the tool's own schema
+ * accepts is sent only where a valid call is allowed (a `probes:` entry, a read-only tool),
+ * sandbox or not: such a call does real work, and the sandbox does not stop writes outside its
+ * scratch folders. Stops after three hangs or when the server is gone, naming what was not reached.
+ */
+export async function gatherLimits(rec: Recorder, tools: ListedTool[], config: ResolvedConfig, sandbox: Sandbox | undefined): Promise<LimitsRun> {
+  const first = rec.calls.length;
+  const run = await probeAll(rec, tools, config, sandbox);
+  adoptLateReplies(rec, first, tools);
+  return run;
+}
+
+/**
+ * Replies to requests the gatherer stopped waiting for (a non-JSON line taken as dropped) that
+ * came after all: each becomes its call's reply, classified again, with the time it took.
+ */
+function adoptLateReplies(rec: Recorder, first: number, tools: ListedTool[]): void {
+  const late = new Map<unknown, { atMs: number; message: unknown }>();
+  for (const l of rec.session.wire.lateResponses) late.set((l.message as { id?: unknown }).id, l);
+  for (const call of rec.calls.slice(first)) {
+    const l = late.get(call.exchange.id);
+    if (!l || call.exchange.reply.kind !== 'hang') continue;
+    call.exchange.reply = readResponse(l.message as Record<string, unknown>);
+    call.exchange.durationMs = l.atMs - call.exchange.startedAtMs;
+    const tool = tools.find((t) => t.name === call.tool);
+    call.classification = rec.classify(call.exchange.reply, tool ? propertiesOf(tool.inputSchema).map((p) => p.name) : []);
+    const reply = call.exchange.reply;
+    const countable = tool ? safeLimitProperties(tool).some((lp) => lp.property.name === call.target && lp.kind === 'count') : false;
+    if (countable && call.classification.class === 'accepted' && reply.kind === 'response') {
+      const items = countItems(reply.result);
+      if (items !== undefined) call.items = items;
+    }
+  }
+}
+
+async function probeAll(rec: Recorder, tools: ListedTool[], config: ResolvedConfig, sandbox: Sandbox | undefined): Promise<LimitsRun> {
+  const hangMs = hangLimitMs(config);
+  const skip = new Set(config.skip_tools);
+  const withLimits = tools.filter((t) => !skip.has(t.name) && !uncallable(t) && safeLimitProperties(t).length > 0);
+  const cap = maxTools(config);
+  const chosen = withLimits.slice(0, cap);
+  const run: LimitsRun = { params: [], beyondMaxTools: withLimits.slice(cap).map((t) => t.name), effectsWatched: sandbox !== undefined };
+  let hangs = 0;
+
+  for (const [i, tool] of chosen.entries()) {
+    rec.progress({ phase: 'limits', tool: tool.name, toolIndex: i + 1, toolCount: chosen.length });
+    const declared = propertiesOf(tool.inputSchema).map((p) => p.name);
+    const compiled = compileSchema(tool.inputSchema);
+    const userProbe = config.probes.find((p) => p.tool === tool.name && p.expect === 'ok');
+    const sampled = validArgs(tool);
+    const base = userProbe?.arguments ?? (sampled && withSmallLimits(tool, sampled));
+    const validCall = userProbe ? 'probes' : sampled && tool.annotations?.readOnlyHint === true ? 'read-only' : undefined;
+    for (const lp of safeLimitProperties(tool)) {
+      const entry: LimitParamRun = { tool: tool.name, property: lp.property.name, kind: lp.kind, sent: [], notSent: [] };
+      if (validCall) entry.validCall = validCall;
+      run.params.push(entry);
+      if (!compiled.ok) {
+        entry.skipped = `inputSchema does not compile: ${compiled.error}`;
+        continue;
+      }
+      if (!base) {
+        entry.skipped = 'no valid arguments could be built for the other properties, so a rejection would say nothing about this one';
+        continue;
+      }
+      const others: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(base)) {
+        if (k !== lp.property.name) Object.defineProperty(others, k, { value: v, enumerable: true, writable: true, configurable: true });
+      }
+      for (const v of limitValues(lp)) {
+        if (v.admissionOnly && !validCall) continue;
+        const meaning = meaningOf(v);
+        const args = withProperty(others, lp.property.name, meaning ? meaning.value : RAW_MARKER);
+        const invalidBecause = meaning ? compiled.validate(args) : [`${v.raw} is not a finite JSON number`];
+        if (invalidBecause.length === 0 && !validCall) {
+          entry.notSent.push({ probe: v.probe, why: 'the schema admits this value and the tool may write: sent only to a read-only tool or one with a probes: entry' });
+          continue;
+        }
+        const sentArgs = v.raw !== undefined ? withProperty(others, lp.property.name, RAW_MARKER) : args;
+        const call = await send(rec, tool.name, v, sentArgs, hangMs, declared, sandbox, tool.annotations?.readOnlyHint === true, lp.kind === 'count', {
+          target: lp.property.name,
+          rawArguments: v.raw !== undefined ? JSON.stringify(sentArgs).replace(JSON.stringify(RAW_MARKER), v.raw) : undefined,
+          value: v.raw ?? JSON.stringify(v.json),
+          invalidBecause: invalidBecause.length > 0 ? invalidBecause : undefined,
+        });
+        entry.sent.push(v.probe);
+        const cls = call.classification?.class;
+        if (cls === 'exited' || rec.session.exited) {
+          run.stopped = { reason: 'server-gone', notReached: notReached(chosen, i, tool.name, lp) };
+          return run;
+        }
+        if (cls === 'hang' && !v.notJson && ++hangs >= MAX_HANGS) {
+          run.stopped = { reason: 'three-hangs', notReached: notReached(chosen, i, tool.name, lp) };
+          return run;
+        }
+        if (cls === 'hang' || cls === 'protocol-error') {
+          const { alive, exchange } = await rec.session.alive(hangMs);
+          rec.add('liveness', exchange, { tool: tool.name });
+          if (!alive) {
+            run.stopped = { reason: 'server-gone', notReached: notReached(chosen, i, tool.name, lp) };
+            return run;
+          }
+        }
+      }
+    }
+  }
+  return run;
+}
+
+/**
+ * Sampled arguments with every duration property set to its smallest sampled value (1, or the
+ * minimum), optional ones too: left out, a duration takes the server's default, and a default of
+ * ten seconds would make every probe of another property wait it out. Counts are left alone: two
+ * counts are often exclusive (`head` and `tail`), and a rejection for that would hide the probe.
+ */
+function withSmallLimits(tool: ListedTool, sampled: Record<string, unknown>): Record<string, unknown> {
+  const compiled = compileSchema(tool.inputSchema);
+  if (!compiled.ok) return sampled;
+  const out = { ...sampled };
+  for (const lp of safeLimitProperties(tool)) {
+    if (lp.kind !== 'duration' || lp.property.name in out) continue;
+    const { default: _ignored, ...schema } = lp.property.schema;
+    const value = lp.property.types.length === 0 ? 1 : sampleValid(schema);
+    Object.defineProperty(out, lp.property.name, { value, enumerable: true, writable: true, configurable: true });
+  }
+  return compiled.validate(out).length === 0 ? out : sampled;
+}
+
+/** Limit properties of a tool; a schema sealmark cannot read has none (tool-schemas reports it). */
+function safeLimitProperties(tool: ListedTool): LimitProperty[] {
+  try {
+    return limitProperties(tool);
+  } catch {
+    return [];
+  }
+}
+
+function withProperty(others: Record<string, unknown>, name: string, value: unknown): Record<string, unknown> {
+  const out = { ...others };
+  // defineProperty: a property named `__proto__` must become a key of its own.
+  Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
+  return out;
+}
+
+/**
+ * Sends one limits probe and records it with what it admitted. A line that is not JSON is followed
+ * by a `tools/list`; once that is answered, the probe's reply is waited for
+ * {@link DROPPED_LINE_GRACE_MS} more and then recorded as dropped (a `hang` of the time waited).
+ */
+async function send(
+  rec: Recorder,
+  tool: string,
+  v: LimitValue,
+  args: Record<string, unknown>,
+  hangMs: number,
+  declared: string[],
+  sandbox: Sandbox | undefined,
+  readOnly: boolean,
+  countable: boolean,
+  extra: Partial<ProbeCall>,
+): Promise<ProbeCall> {
+  const mark = sandbox?.mark();
+  const splice = v.raw !== undefined ? { marker: RAW_MARKER, text: v.raw } : undefined;
+  let call: ProbeCall;
+  if (v.notJson) {
+    const stop = new AbortController();
+    const pending = rec.toolCall(v.probe, tool, args, hangMs, declared, extra, { splice, signal: stop.signal });
+    const follow = rec.session.alive(hangMs).then(async ({ exchange }) => {
+      rec.add('liveness', exchange, { tool });
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([pending, new Promise((r) => (timer = setTimeout(r, DROPPED_LINE_GRACE_MS)))]);
+      clearTimeout(timer);
+      stop.abort();
+    });
+    call = await pending;
+    stop.abort();
+    await follow;
+  } else {
+    call = await rec.toolCall(v.probe, tool, args, hangMs, declared, extra, { splice });
+  }
+  const reply = call.exchange.reply;
+  // Items say how much work a count admitted; a duration admits time, not items.
+  if (countable && call.classification?.class === 'accepted' && reply.kind === 'response') {
+    const items = countItems(reply.result);
+    if (items !== undefined) call.items = items;
+  }
+  if (mark && sandbox) {
+    // A tool that claims to be read-only is not waited for: effects it sets off without waiting
+    // are the annotations check's business; any it caused before replying are still read.
+    if (!readOnly) await new Promise((r) => setTimeout(r, EFFECT_GRACE_MS));
+    call.effects = sandbox.effectsSince(mark);
+  }
+  return call;
+}
+
+/** What a stop left out: the rest of this tool (its current property's later values, its later properties) and the later tools. */
+function notReached(chosen: ListedTool[], i: number, tool: string, lp: LimitProperty): string[] {
+  return [`${tool} (the values of ${lp.property.name} after the last one sent, and any later limit property)`, ...chosen.slice(i + 1).map((t) => t.name)];
+}
