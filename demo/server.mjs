@@ -12,6 +12,8 @@
 //   list_tags()                         — none: no arguments, readOnlyHint:true, returns the tags.
 //   list_recent(count: integer 0..20)   — validates count properly, then reads it as
 //       `count || notes.size`: 0 returns every note, not none                  -> zero means unlimited
+//   server_info()                       — read-only, no arguments; "for debugging" it returns the
+//       whole process environment, secrets included                              -> secret-echo
 //   open_dashboard()                    — opens http://127.0.0.1:8767 in a browser (xdg-open, or
 //       open on macOS) on EVERY call, including the {} a router sends       -> default-call-effects
 //       (inside sealmark's sandbox the command is a logging shim: nothing opens)
@@ -76,6 +78,12 @@ const tools = [
     annotations: { readOnlyHint: true },
   },
   {
+    name: 'server_info',
+    description: 'Returns version and runtime details, for debugging.',
+    inputSchema: { type: 'object', properties: {} },
+    annotations: { readOnlyHint: true },
+  },
+  {
     name: 'open_dashboard',
     description: 'Returns the URL of the notes dashboard.',
     inputSchema: { type: 'object', properties: {} },
@@ -128,6 +136,10 @@ const handlers = {
     // Flaw: a falsy count falls back to "all", so 0 admits everything instead of nothing.
     const n = args.count || notes.size;
     return text([...notes].reverse().slice(0, n).map(([id, note]) => `${id}: ${note.title}`).join('\n'));
+  },
+  server_info() {
+    // Flaw: "runtime details" includes every environment variable, API keys and all.
+    return text(JSON.stringify({ name: 'sealmark-demo-notes', node: process.version, env: process.env }, null, 2));
   },
   open_dashboard() {
     // Flaw: the default call has a side effect (the seed's show_dashboard).

@@ -20,6 +20,7 @@ import type { ResolvedConfig } from './config/schema.js';
 import type { CheckResult, ListedTool } from './types.js';
 import { replayLine } from './replay.js';
 import { Redactor } from './redact.js';
+import { envCanaries, secretSet } from './secrets.js';
 
 /** Options of {@link audit}. */
 export interface AuditOptions {
@@ -70,17 +71,19 @@ export function serverEnv(config: ResolvedConfig, extra: Record<string, string> 
  */
 export async function audit(options: AuditOptions): Promise<Report> {
   const config = options.config ?? defaultConfig();
-  const env = serverEnv(config, options.env);
+  // The environment canaries (SPEC section 5 secret-echo) ride with the server's environment.
+  const canaries = envCanaries();
+  const env = { ...serverEnv(config, options.env), ...canaries };
   const sandbox = options.sandbox === false ? undefined : Sandbox.create(config.sandbox);
   try {
     const spec = startSpec(sandbox, options.command, options.args, env, options.cwd);
-    return await auditSpec(options, config, spec, sandbox);
+    return await auditSpec(options, config, spec, sandbox, canaries);
   } finally {
     sandbox?.dispose();
   }
 }
 
-async function auditSpec(options: AuditOptions, config: ResolvedConfig, spec: StdioTargetSpec, sandbox: Sandbox | undefined): Promise<Report> {
+async function auditSpec(options: AuditOptions, config: ResolvedConfig, spec: StdioTargetSpec, sandbox: Sandbox | undefined, canaries: Record<string, string>): Promise<Report> {
   const display = options.displayCommand ?? [options.command, ...options.args];
   // The replay needs what the server needed: the config file (its env) and the --env names.
   const replayFlags = [
@@ -89,8 +92,11 @@ async function auditSpec(options: AuditOptions, config: ResolvedConfig, spec: St
   ];
   const replay = (tool: string, args: unknown, rawArgs?: string) => replayLine(tool, args, display, replayFlags, rawArgs);
   const enabled = allChecks.filter((c) => config.checks[c.meta.id]?.enabled !== false);
-  // What the user handed the server (config env, --env) may be a credential: never reported.
-  const redactor = new Redactor({ ...config.env, ...options.env });
+  // What the user handed the server (config env, --env) may be a credential: never reported. Nor
+  // are the canaries: a report that printed them would leak what it is looking for.
+  const given = { ...config.env, ...options.env };
+  const redactor = new Redactor({ ...given, ...canaries });
+  const secrets = secretSet(canaries, given);
   const started = Date.now();
 
   options.onProgress?.({ phase: 'starting', calls: 0 });
@@ -101,7 +107,7 @@ async function auditSpec(options: AuditOptions, config: ResolvedConfig, spec: St
   }
   const session = opened;
   try {
-    const rec = new Recorder(session, options.onProgress);
+    const rec = new Recorder(session, options.onProgress, secrets);
     const hangMs = hangLimitMs(config);
     rec.progress({ phase: 'tools/list' });
     const listing = await session.listTools(hangMs);

@@ -4,8 +4,11 @@
  * `armed-flags` reports what it finds; `filler-call-effects` calls tools with what the filler sends.
  */
 import { propertiesOf, type PropertyInfo } from './schema.js';
-import { sampleValid } from './values.js';
+import { sampleProperty } from './values.js';
 import type { ListedTool } from './types.js';
+import { wordsOf } from './words.js';
+
+export { wordsOf };
 
 /**
  * Side-effect verbs (SPEC section 5, armed-flags), each with the word forms that count. A name is
@@ -40,14 +43,6 @@ const INVERTED = /^(dry_?run|dryrun|skip_|no_|disable_)|^(dryRun|skip[A-Z]|no[A-
 /** Approval booleans a filler sets to true (SPEC section 5). */
 const APPROVALS = new Set(['approved', 'approved_by_user', 'approvedbyuser', 'confirm', 'confirmed', 'user_confirmed', 'userconfirmed']);
 
-/** Splits a name into lower-case words: `notifyChannel`, `notify-channel`, `notify_channel` → notify, channel. */
-export function wordsOf(name: string): string[] {
-  return name
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .split(/[^A-Za-z0-9]+/)
-    .filter(Boolean)
-    .map((w) => w.toLowerCase());
-}
 
 /** The side-effect verb a name carries, if any. */
 export function sideEffectVerb(name: string): string | undefined {
@@ -144,7 +139,7 @@ export function fillerArgs(tool: ListedTool): Record<string, unknown> {
     if (hot.length > 0) v = hot[0];
     else if (p.types.includes('boolean')) v = !(INVERTED.test(p.name));
     else if ('default' in p.schema) v = p.schema.default;
-    else if (p.required) v = sampleValid(p.schema);
+    else if (p.required) v = sampleProperty(p);
     if (v !== undefined) Object.defineProperty(out, p.name, { value: v, enumerable: true, writable: true, configurable: true });
   }
   return out;

@@ -4,7 +4,7 @@
  * many items a reply returned. Pure data in, data out: the limits gatherer and the bounded-limits
  * check both read it, and `sealmark explain bounded-limits` lists its tables.
  */
-import { wordsOf } from './flags.js';
+import { wordsOf } from './words.js';
 import { propertiesOf, type PropertyInfo } from './schema.js';
 import type { ListedTool } from './types.js';
 

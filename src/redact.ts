@@ -1,10 +1,14 @@
 /**
  * The one redactor (SPEC section 8): values given to the server through `--env` or the config's
- * `env` never appear in a report or a transcript. Each occurrence becomes `[redacted:KEY]`.
+ * `env`, and sealmark's own canaries, never appear in a report or a transcript. Each occurrence
+ * becomes `[redacted:KEY]`; text matching a credential pattern (src/secrets.ts) becomes
+ * `[redacted:<pattern id>]`, so a token a server leaked is not printed again in a CI log.
  * Left alone, because they are not secrets and hiding them would hide the evidence: values shorter
  * than {@link MIN_SECRET_LENGTH} characters (`1`, `on`), numbers, and absolute filesystem paths
  * (`MEMORY_FILE_PATH=/tmp/x/memory.jsonl`), unless the variable's name says it holds a credential.
  */
+
+import { ARGUMENT_CANARY, ARGUMENT_CANARY_NAME, CREDENTIAL_PATTERNS, namedLikeCredential } from './secrets.js';
 
 /** Shortest value treated as a secret. */
 export const MIN_SECRET_LENGTH = 4;
@@ -12,24 +16,23 @@ export const MIN_SECRET_LENGTH = 4;
 export class Redactor {
   private readonly pairs: { plain: string; mark: string }[];
 
-  /** `secrets`: name → value, e.g. the merged `env` a server was started with by the user. */
+  /**
+   * `secrets`: name → value, e.g. the merged `env` a server was started with by the user and the
+   * environment canaries. The argument canary is always redacted.
+   */
   constructor(secrets: Record<string, string> = {}) {
-    this.pairs = Object.entries(secrets)
+    this.pairs = Object.entries({ ...secrets, [ARGUMENT_CANARY_NAME]: ARGUMENT_CANARY })
       .filter(([k, v]) => isSecret(k, v))
       // Longest first, so a secret that contains another is replaced whole.
       .sort((a, b) => b[1].length - a[1].length)
       .map(([k, v]) => ({ plain: v, mark: `[redacted:${k}]` }));
   }
 
-  /** True when there is nothing to redact. */
-  get empty(): boolean {
-    return this.pairs.length === 0;
-  }
-
-  /** Redacts plain text. */
+  /** Redacts plain text: the secrets, then the credential patterns. */
   text(s: string): string {
     let out = s;
     for (const p of this.pairs) out = out.split(p.plain).join(p.mark);
+    for (const p of CREDENTIAL_PATTERNS) out = out.replace(p.pattern, `[redacted:${p.id}]`);
     return out;
   }
 
@@ -38,7 +41,6 @@ export class Redactor {
    * only: replacing inside JSON text could hit JSON's own tokens (`true`, a number) and break it.
    */
   value<T>(value: T): T {
-    if (this.empty) return value;
     return this.walk(value, 0) as T;
   }
 
@@ -52,13 +54,11 @@ export class Redactor {
   }
 }
 
-/** Names that say a variable holds a credential. */
-const CREDENTIAL_NAME = /key|token|secret|passw|pwd|auth|credential|cookie|session|private|signature/i;
 
 /** Whether the value of variable `name` is to be redacted (see {@link Redactor}). */
 export function isSecret(name: string, value: string): boolean {
   if (value.length < MIN_SECRET_LENGTH) return false;
-  if (CREDENTIAL_NAME.test(name)) return true;
+  if (namedLikeCredential(name)) return true;
   if (/^-?\d+(\.\d+)?$/.test(value) || /^(true|false|null|yes|no|on|off)$/i.test(value)) return false;
   if (/^(\/|[A-Za-z]:[\\/])[^\s:@]*$/.test(value)) return false;
   return true;

@@ -95,6 +95,8 @@ export interface ProbeCall {
   value?: string;
   /** The `arguments` member exactly as written, when it was raw JSON text (`{"limit":NaN}`). */
   rawArguments?: string;
+  /** Secrets the reply carried (src/secrets.ts `scanSecrets`): canaries, the user's secrets, credential patterns. */
+  secrets?: { kind: 'env-canary' | 'argument-canary' | 'user-secret' | 'pattern'; name: string; where: 'result' | 'error' }[];
   /** Limits probes: items an accepted reply returned (see `countItems` in src/limits.ts). */
   items?: number;
 }

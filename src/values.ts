@@ -3,6 +3,7 @@
  * (the filler of later packs starts from {@link sampleValid}).
  */
 import { declaredTypes, jsonTypeOf, propertiesOf, typeAllows, type JsonType, type PropertyInfo } from './schema.js';
+import { ARGUMENT_CANARY, credentialLike } from './secrets.js';
 
 /**
  * Wrong-type candidates in the order the seed on robust input gives them: the first one whose JSON
@@ -73,11 +74,24 @@ export function sampleValid(schema: unknown, depth = 0): unknown {
       return Object.fromEntries(
         propertiesOf(s)
           .filter((p) => p.required)
-          .map((p) => [p.name, sampleValid(p.schema, depth + 1)]),
+          .map((p) => [p.name, sampleProperty(p, depth + 1)]),
       );
     default:
       return NEUTRAL_WORD;
   }
+}
+
+/**
+ * {@link sampleValid} for a named property: a plain string property whose name reads as a
+ * credential (`api_key`, `token`) gets the argument canary, so that a reply repeating it is
+ * caught by secret-echo (SPEC section 5: canaries in the arguments of probes).
+ */
+export function sampleProperty(p: PropertyInfo, depth = 0): unknown {
+  const s = p.schema;
+  const plain = !('const' in s) && !Array.isArray(s.enum) && !('default' in s) && s.format === undefined && s.pattern === undefined;
+  const fits = (typeof s.maxLength !== 'number' || s.maxLength >= ARGUMENT_CANARY.length) && (typeof s.minLength !== 'number' || s.minLength <= ARGUMENT_CANARY.length);
+  if (plain && fits && p.types.includes('string') && credentialLike(p.name)) return ARGUMENT_CANARY;
+  return sampleValid(s, depth);
 }
 
 function sampleString(s: Record<string, unknown>): string {

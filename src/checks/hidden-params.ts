@@ -5,18 +5,11 @@
  */
 import type { Check, CheckMeta } from './check.js';
 import { finding, verdictOf } from './finding.js';
-import { wordsOf } from '../flags.js';
+import { credentialLike } from '../secrets.js';
 import { propertiesOf } from '../schema.js';
 import type { Finding } from '../types.js';
 
-/** Credential-like names (SPEC section 5), matched on the words of a name. */
-const CREDENTIAL_WORDS: string[][] = [['api', 'key'], ['apikey'], ['token'], ['password'], ['passwd'], ['secret'], ['authorization'], ['auth', 'token'], ['access', 'key'], ['private', 'key'], ['client', 'secret']];
-
-/** True when the name reads as a credential (`api_key`, `apiKey`, `access_token`, `client_secret` …). */
-export function credentialLike(name: string): boolean {
-  const words = wordsOf(name);
-  return CREDENTIAL_WORDS.some((seq) => words.some((_, i) => seq.every((w, j) => words[i + j] === w)));
-}
+export { credentialLike };
 
 export const meta: CheckMeta = {
   id: 'hidden-params',

@@ -10,6 +10,8 @@ import { classifyReply } from '../classify.js';
 import { defaultConfig } from '../config/defaults.js';
 import { propertiesOf } from '../schema.js';
 import { Session } from '../target/session.js';
+import { Redactor } from '../redact.js';
+import { envCanaries, scanSecrets, secretSet, type SecretSet } from '../secrets.js';
 import { UsageError, parseEnvList, parseSeconds, requireCommand, resolveConfig } from './common.js';
 
 /** Stands in the params for `--raw-args` until the wire splices the text in. */
@@ -43,18 +45,32 @@ export async function runCall(command: string[], opts: CallCliOptions): Promise<
   const timeoutMs = (parseSeconds('--timeout-probe', opts.timeoutProbe) ?? 10) * 1000;
   // The config file, when given, supplies the server's env (as in the audit that printed the line).
   const config = opts.config !== undefined ? resolveConfig({ config: opts.config }, process.cwd()) : defaultConfig();
-  const env = serverEnv(config, parseEnvList(opts.env));
+  const given = { ...config.env, ...parseEnvList(opts.env) };
+  // The same environment canaries as an audit, so that a secret-echo finding replays.
+  const canaries = envCanaries();
+  const env = { ...serverEnv(config, given), ...canaries };
+  const secrets = secretSet(canaries, given);
+  const redactor = new Redactor({ ...given, ...canaries });
   // Replays run in the sandbox too: replaying an effect finding must not open, send or write for real.
   const sandbox = opts.sandbox === false ? undefined : Sandbox.create(config.sandbox);
   try {
     const spec = startSpec(sandbox, target[0], target.slice(1), env);
-    return await callIn(spec, sandbox, opts, args, timeoutMs, config.timeout_init_sec * 1000);
+    return await callIn(spec, sandbox, opts, args, timeoutMs, config.timeout_init_sec * 1000, secrets, redactor);
   } finally {
     sandbox?.dispose();
   }
 }
 
-async function callIn(spec: StdioTargetSpec, sandbox: Sandbox | undefined, opts: CallCliOptions, args: unknown, timeoutMs: number, initTimeoutMs: number): Promise<number> {
+async function callIn(
+  spec: StdioTargetSpec,
+  sandbox: Sandbox | undefined,
+  opts: CallCliOptions,
+  args: unknown,
+  timeoutMs: number,
+  initTimeoutMs: number,
+  secrets: SecretSet,
+  redactor: Redactor,
+): Promise<number> {
   const opened = await Session.open(spec, { initTimeoutMs });
   if (!(opened instanceof Session)) {
     process.stderr.write(`sealmark: the target could not be audited: ${opened.message}\n`);
@@ -80,8 +96,12 @@ async function callIn(spec: StdioTargetSpec, sandbox: Sandbox | undefined, opts:
     for (const l of cl.leaks) out.push(`leak     ${l.pattern}: ${l.line}`);
     for (const n of cl.notes) out.push(`note     ${n}`);
     for (const e of effects) out.push(`effect   ${e.kind}: ${e.detail}`);
+    const r2 = ex.reply;
+    const hits = r2.kind === 'response' || r2.kind === 'malformed' ? scanSecrets(r2.raw, secrets) : [];
+    for (const h of hits) out.push(`secret   ${h.kind} ${h.name} in the ${h.where}`);
     out.push(sandbox ? `sandbox  ${sandbox.isolation.network === 'namespace' ? 'network loopback only' : 'host network'}; ${effects.length} side effects seen` : 'sandbox  none (--no-sandbox)');
-    process.stdout.write(out.join('\n') + '\n');
+    // The canaries and your credentials are looked for, never printed.
+    process.stdout.write(redactor.text(out.join('\n')) + '\n');
     return 0;
   } finally {
     await opened.close();

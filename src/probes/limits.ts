@@ -147,6 +147,7 @@ function adoptLateReplies(rec: Recorder, first: number, tools: ListedTool[]): vo
     const tool = tools.find((t) => t.name === call.tool);
     call.classification = rec.classify(call.exchange.reply, tool ? propertiesOf(tool.inputSchema).map((p) => p.name) : []);
     const reply = call.exchange.reply;
+    rec.rescan(call);
     const countable = tool ? safeLimitProperties(tool).some((lp) => lp.property.name === call.target && lp.kind === 'count') : false;
     if (countable && call.classification.class === 'accepted' && reply.kind === 'response') {
       const items = countItems(reply.result);

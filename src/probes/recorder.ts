@@ -3,6 +3,7 @@
  * one classifier (SPEC section 4).
  */
 import { classifyReply } from '../classify.js';
+import { scanSecrets, type SecretSet } from '../secrets.js';
 import type { Session } from '../target/session.js';
 import type { Exchange, RequestOptions } from '../target/wire.js';
 import type { Classification, ProbeCall, Reply } from '../types.js';
@@ -20,16 +21,30 @@ export interface Progress {
 export class Recorder {
   readonly calls: ProbeCall[] = [];
 
+  /**
+   * `secrets`: what every reply is scanned for (SPEC section 5 secret-echo); every recorded reply,
+   * whatever the call, goes through the one scanner.
+   */
   constructor(
     readonly session: Session,
     private readonly onProgress?: (p: Progress) => void,
+    private readonly secrets: SecretSet = { env: {}, user: {} },
   ) {}
 
   /** Appends a call made outside {@link Recorder.toolCall} (liveness, protocol probes). */
   add(probe: string, exchange: Exchange, extra: Partial<ProbeCall> = {}): ProbeCall {
     const call: ProbeCall = { seq: this.calls.length + 1, probe, exchange, ...extra };
+    this.rescan(call);
     this.calls.push(call);
     return call;
+  }
+
+  /** Scans a call's reply for secrets again (after its reply was replaced by a late one). */
+  rescan(call: ProbeCall): void {
+    const r = call.exchange.reply;
+    const hits = r.kind === 'response' || r.kind === 'malformed' ? scanSecrets(r.raw, this.secrets) : [];
+    if (hits.length > 0) call.secrets = hits;
+    else delete call.secrets;
   }
 
   /**

@@ -51,6 +51,8 @@ export interface ReportCall {
   rawArguments?: string;
   /** Limits probes: items an accepted reply returned. */
   items?: number;
+  /** Secrets the reply carried: `{ kind, name, where }` (the values themselves are never reported). */
+  secrets?: { kind: string; name: string; where: string }[];
   durationMs: number;
 }
 
@@ -197,6 +199,7 @@ function toReportCall(c: ProbeCall): ReportCall {
   if (c.value !== undefined) out.value = c.value;
   if (c.rawArguments !== undefined) out.rawArguments = c.rawArguments;
   if (c.items !== undefined) out.items = c.items;
+  if (c.secrets) out.secrets = c.secrets;
   return out;
 }
 

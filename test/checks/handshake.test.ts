@@ -38,8 +38,8 @@ describe('target cannot be audited', () => {
     expect(graded(r, 'handshake')).toEqual(['empty-tools']);
     expect(r.status).toBe('not-audited');
     expect(r.notAudited?.reason).toBe('empty-tools');
-    // Every check but handshake, of every pack (core, effects, limits), in report order.
-    const others = ['robust-input', 'protocol-errors', 'tool-schemas', 'armed-flags', 'default-call-effects', 'filler-call-effects', 'hidden-params', 'bounded-limits', 'oversized-input', 'concurrency'];
+    // Every check but handshake, of every pack (core, effects, limits, secrets), in report order.
+    const others = ['robust-input', 'protocol-errors', 'tool-schemas', 'armed-flags', 'default-call-effects', 'filler-call-effects', 'hidden-params', 'bounded-limits', 'oversized-input', 'concurrency', 'secret-echo'];
     expect(r.notAudited?.notChecked).toEqual(others);
     for (const id of others) expect(checkOf(r, id).verdict).toBe('n/a');
     expect(r.grade.letter).toBe('F');

@@ -191,8 +191,8 @@ describe('exit code 3: the target could not be audited', () => {
     const rep = JSON.parse(r.stdout) as Report;
     expect(rep.status).toBe('not-audited');
     expect(rep.notAudited?.reason).toBe('exited-during-init');
-    // Every check but handshake, core then effects then limits.
-    expect(rep.notAudited?.notChecked).toEqual(['robust-input', 'protocol-errors', 'tool-schemas', 'armed-flags', 'default-call-effects', 'filler-call-effects', 'hidden-params', 'bounded-limits', 'oversized-input', 'concurrency']);
+    // Every check but handshake, core then effects then limits then secrets.
+    expect(rep.notAudited?.notChecked).toEqual(['robust-input', 'protocol-errors', 'tool-schemas', 'armed-flags', 'default-call-effects', 'filler-call-effects', 'hidden-params', 'bounded-limits', 'oversized-input', 'concurrency', 'secret-echo']);
     expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
   });
 });
@@ -230,7 +230,7 @@ describe('explain, list-checks, call', () => {
     }
   });
 
-  it('list-checks lists the eleven checks of the core, effects and limits packs', async () => {
+  it('list-checks lists the twelve checks of the core, effects, limits and secrets packs', async () => {
     const r = await runs.listChecks!;
     expect(r.code).toBe(0);
     const ids = r.stdout
@@ -238,7 +238,8 @@ describe('explain, list-checks, call', () => {
       .split('\n')
       .slice(1)
       .map((l) => l.split(/\s+/)[0]);
-    expect(ids).toEqual(['handshake', 'robust-input', 'protocol-errors', 'tool-schemas', 'armed-flags', 'default-call-effects', 'filler-call-effects', 'hidden-params', 'bounded-limits', 'oversized-input', 'concurrency']);
+    expect(ids).toEqual(['handshake', 'robust-input', 'protocol-errors', 'tool-schemas', 'armed-flags', 'default-call-effects', 'filler-call-effects', 'hidden-params', 'bounded-limits', 'oversized-input', 'concurrency', 'secret-echo']);
+    expect(r.stdout).toMatch(/^secret-echo\s+secrets\s+capping\s+No reply carries a secret$/m);
     expect(r.stdout).toMatch(/^bounded-limits\s+limits\s+scored\s+Counts and durations are bounded/m);
     expect(r.stdout).toMatch(/^robust-input\s+core\s+scored\s+Survives malformed tool input$/m);
     expect(r.stdout).toMatch(/^default-call-effects\s+effects\s+scored\s+A call with no arguments has no side effect$/m);
@@ -301,7 +302,10 @@ describe('a published server through npx', () => {
     // with no maximum. steps = 10^9 is still running when the 3 s hang limit passes, and so is the
     // duplicate member {"duration":1,"duration":5}: the server reads the later 5 and waits 5 s.
     const failedErrors = report.checks.filter((c) => c.severity === 'error' && c.verdict === 'fail').map((c) => c.id);
-    expect(failedErrors).toEqual(['default-call-effects', 'filler-call-effects', 'bounded-limits']);
+    // And secret-echo: get-env returns the whole environment, sealmark's canaries included.
+    expect(failedErrors).toEqual(['default-call-effects', 'filler-call-effects', 'bounded-limits', 'secret-echo']);
+    expect(report.grade.caps).toEqual([{ check: 'secret-echo', letter: 'D' }]);
+    expect(r.stdout).not.toMatch(/smk_env_[0-9a-f]{24}/);
     const bounded = report.checks.find((c) => c.id === 'bounded-limits')!.findings.filter((f) => f.level === 'fail');
     expect(bounded.map((f) => [f.messageId, f.tool, f.data.param, f.data.value])).toEqual([
       ['no-answer', 'trigger-long-running-operation', 'duration', '1,"duration":5'],

@@ -291,7 +291,7 @@ describe('every standard run', () => {
     expectNoProcessLeft(runs.everything);
   });
 
-  it('grades: core 87.5 % everywhere; effects 50 / 75 / 100 %; limits 66.7 / 50 / 100 %; overall the mean of the packs', () => {
+  it('grades: core 87.5 % everywhere; effects 50 / 75 / 100 %; limits 66.7 / 50 / 100 %; secrets 0 / 100 / 100 %; overall the mean of the packs', () => {
     // core, each server: handshake 1 + robust-input 1 + protocol-errors 0.5 + tool-schemas 1 = 3.5 / 4 = 87.5 %.
     // effects, everything: armed-flags 1 + default-call-effects 0 + filler-call-effects 0 + hidden-params 1 = 2 / 4 = 50 %;
     // effects, filesystem: armed-flags 0 + default-call-effects 1 + filler-call-effects 1 + hidden-params 1 = 3 / 4 = 75 %;
@@ -299,20 +299,22 @@ describe('every standard run', () => {
     // limits, everything: bounded-limits 0 + oversized-input 1 + concurrency 1 = 2 / 3 = 66.7 %;
     // limits, filesystem: bounded-limits 0.5 + oversized-input 0 + concurrency 1 = 1.5 / 3 = 50 %;
     // limits, memory: oversized-input 1 + concurrency 1 = 2 / 2 = 100 % (bounded-limits n/a: no count).
-    // overall: everything (87.5 + 50 + 66.67) / 3 = 68.06 → 68.1 → D; filesystem (87.5 + 75 + 50) / 3
-    //   = 70.83 → 70.8 → C; memory (87.5 + 100 + 100) / 3 = 95.83 → 95.8 → A.
-    // No capping check failed, so no cap.
-    const expected = { everything: [50, 66.7, 68.1, 'D'], filesystem: [75, 50, 70.8, 'C'], memory: [100, 100, 95.8, 'A'] } as const;
+    // secrets, everything: secret-echo fails (get-env returns the environment, canaries included): 0 %,
+    //   and the grade is capped at D; filesystem and memory: pass, 100 %.
+    // overall (the mean of the packs as shown): everything (87.5 + 50 + 66.7 + 0) / 4 = 51.05 → 51.1 → F (below the D cap anyway);
+    //   filesystem (87.5 + 75 + 50 + 100) / 4 = 78.13 → 78.1 → C; memory (87.5 + 100 + 100 + 100) / 4 = 96.88 → 96.9 → A.
+    const expected = { everything: [50, 66.7, 0, 51.1, 'F'], filesystem: [75, 50, 100, 78.1, 'C'], memory: [100, 100, 100, 96.9, 'A'] } as const;
     for (const [name, r] of Object.entries(runs)) {
-      const [effects, limits, percent, letter] = expected[name as keyof typeof expected];
+      const [effects, limits, secrets, percent, letter] = expected[name as keyof typeof expected];
       expect(r.report.grade.packs.map((p) => [p.pack, p.percent]), name).toEqual([
         ['core', 87.5],
         ['effects', effects],
         ['limits', limits],
+        ['secrets', secrets],
       ]);
       expect(r.report.grade.percent, name).toBe(percent);
       expect(r.report.grade.letter, name).toBe(letter);
-      expect(r.report.grade.caps, name).toEqual([]);
+      expect(r.report.grade.caps, name).toEqual(name === 'everything' ? [{ check: 'secret-echo', letter: 'D' }] : []);
     }
   });
 });
@@ -647,6 +649,29 @@ const limitFindings = (r: Report, id: string) =>
   checkOf(r, id)
     .findings.filter((f) => f.level !== 'info')
     .map((f) => `${f.messageId} ${f.tool ?? ''}${f.data.param !== undefined ? `.${String(f.data.param)}` : ''}`);
+
+describe('the secrets pack on the reference servers', () => {
+  it("everything: secret-echo fails on get-env, which returns the server's environment, canaries included", () => {
+    const r = runs.everything.report;
+    expect(checkOf(r, 'secret-echo').verdict).toBe('fail');
+    const found = checkOf(r, 'secret-echo').findings;
+    expect(found.map((f) => [f.messageId, f.tool, f.data.name, f.data.where])).toEqual([['env-canary', 'get-env', 'SEALMARK_CANARY_TOKEN, SEALMARK_CANARY_API_KEY', 'result']]);
+    // robust-input's read-only call and the effects pack's {} call both got the dump.
+    expect(found[0]!.evidence.calls!.map((s) => r.calls.find((c) => c.seq === s)!.probe)).toEqual(['read-only-no-args', 'default-call']);
+    // The dump is in the report, with the canaries' values redacted, and in no output in clear.
+    const env = JSON.parse(textOf(toolCalls(r).find((c) => c.tool === 'get-env')!)) as Record<string, string>;
+    expect(env.SEALMARK_CANARY_TOKEN).toBe('[redacted:SEALMARK_CANARY_TOKEN]');
+    expect(JSON.stringify(r)).not.toMatch(/smk_env_[0-9a-f]{24}/);
+    for (const t of runs.everything.transcript) expect(JSON.stringify(t)).not.toMatch(/smk_env_[0-9a-f]{24}/);
+  });
+
+  it('filesystem and memory: secret-echo passes (no reply carried a canary or a credential)', () => {
+    for (const r of [runs.filesystem.report, runs.memory.report]) {
+      expect(checkOf(r, 'secret-echo').verdict).toBe('pass');
+      expect(r.calls.filter((c) => c.secrets)).toEqual([]);
+    }
+  });
+});
 
 describe('the limits pack on the reference servers', () => {
   it('everything: bounded-limits fail (steps = 10^9 runs past the hang limit); oversized-input and concurrency pass', () => {
