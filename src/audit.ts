@@ -9,7 +9,7 @@ import { Recorder, type Progress } from './probes/recorder.js';
 import { gatherRobustInput, hangLimitMs } from './probes/robust-input.js';
 import { gatherProtocolErrors } from './probes/protocol-errors.js';
 import { gatherEffects } from './probes/effects.js';
-import { gatherLimits } from './probes/limits.js';
+import { adoptLateReplies, gatherLimits } from './probes/limits.js';
 import { gatherOversized } from './probes/oversized.js';
 import { gatherConcurrency } from './probes/concurrency.js';
 import { checks as allChecks } from './checks/index.js';
@@ -128,21 +128,26 @@ async function auditSpec(options: AuditOptions, config: ResolvedConfig, spec: St
     };
     const needs = new Set(enabled.flatMap((c) => c.meta.requires));
     if (tools.length > 0 && !listing.problem) {
-      if (needs.has('robust-input')) artifacts.robust = await gatherRobustInput(rec, tools, config);
+      if (needs.has('robust-input')) artifacts.robust = await gatherRobustInput(rec, tools, config, sandbox);
       if (needs.has('effects') && !session.exited) {
         artifacts.effects = await gatherEffects(rec, tools, config, { sandbox, all: options.all === true, allowEffects: options.allowEffects === true });
       }
-      // After robust-input or limits stopped (three hangs, server gone) the server cannot be judged
-      // on the gatherers below: more requests would only wait out the hang limit and blame the wrong probe.
-      // (Three hangs in limits with the server still answering tools/list is one slow tool, not a wedged server.)
+      // After robust-input stopped (three hangs, server gone) the server cannot be judged on the
+      // gatherers below: more requests would only wait out the hang limit and blame the wrong probe.
+      // protocol-errors goes before the limits pack, so that a server that dies on a limit value
+      // is still judged on protocol mistakes (dying must never leave a server fewer failures).
+      if (needs.has('protocol-errors') && !session.exited && !artifacts.robust?.stopped) artifacts.protocol = await gatherProtocolErrors(rec, hangMs);
       if (needs.has('limits') && !session.exited && !artifacts.robust?.stopped) artifacts.limits = await gatherLimits(rec, tools, config, sandbox);
+      // (Three hangs in limits with the server still answering is one slow tool, not a wedged server.)
       const stopped = artifacts.robust?.stopped ?? (artifacts.limits?.stopped?.reason === 'server-gone' ? artifacts.limits.stopped : undefined);
-      if (needs.has('protocol-errors') && !session.exited && !stopped) artifacts.protocol = await gatherProtocolErrors(rec, hangMs);
       // The two that may take a fragile server down come last.
       if (needs.has('concurrency') && !session.exited && !stopped) artifacts.concurrency = await gatherConcurrency(rec, tools, config);
       if (needs.has('oversized') && !session.exited && !stopped) artifacts.oversized = await gatherOversized(rec, tools, config);
     }
     await session.close();
+    // A reply to a request sealmark stopped waiting for may come until the end: each one found
+    // now replaces its call's "no reply" record before anything is judged.
+    adoptLateReplies(rec, tools);
     const t = session.transport;
     artifacts.noise = { count: t.noiseCount, bytes: t.noiseBytes, lines: t.noise };
     artifacts.stderrTail = t.stderrText;

@@ -5,7 +5,7 @@
  * check both read it, and `sealmark explain bounded-limits` lists its tables.
  */
 import { wordsOf } from './words.js';
-import { propertiesOf, type PropertyInfo } from './schema.js';
+import { declaredTypes, deref, propertiesOf, type PropertyInfo } from './schema.js';
 import type { ListedTool } from './types.js';
 
 /** Whole names (as lower-case words joined by `_`) that are counts (SPEC section 5 bounded-limits). */
@@ -37,6 +37,8 @@ export interface LimitProperty {
   because: string;
   /** Path in the tool's inputSchema, e.g. `properties.limit`. */
   path: string;
+  /** The tool's whole inputSchema, against which local `$ref`s resolve. */
+  root: unknown;
 }
 
 /**
@@ -52,7 +54,7 @@ export function limitProperties(tool: ListedTool): LimitProperty[] {
     const numeric = p.types.length === 0 || p.types.includes('integer') || p.types.includes('number');
     if (!numeric) continue;
     const found = recognise(p);
-    if (found) out.push({ property: p, ...found, path: `properties.${p.name}` });
+    if (found) out.push({ property: p, ...found, path: `properties.${p.name}`, root: tool.inputSchema });
   }
   return out;
 }
@@ -83,10 +85,55 @@ export interface LimitBounds {
   max?: number;
 }
 
-/** Reads the bounds of a limit property (`minimum`/`maximum`, numeric `exclusiveMinimum`/`exclusiveMaximum`, draft-04 boolean forms). */
+/**
+ * Reads the bounds of a limit property: `minimum`/`maximum`, numeric `exclusiveMinimum`/
+ * `exclusiveMaximum`, their draft-04 Boolean forms, an enum of numbers (its least and greatest),
+ * and the numeric branch of an `anyOf`/`oneOf` (pydantic's `Optional[int] = Field(ge=1, le=50)`
+ * writes `anyOf: [{type: integer, minimum: 1, maximum: 50}, {type: null}]`) or the parts of an
+ * `allOf`. A `number` with `multipleOf: 1` is read as an integer.
+ */
 export function boundsOf(lp: LimitProperty): LimitBounds {
-  const s = lp.property.schema;
-  const integer = lp.property.types.includes('integer') && !lp.property.types.includes('number');
+  const root = lp.root;
+  // Types declared only inside allOf parts (`allOf: [{$ref: "#/$defs/Count"}]`) count too.
+  let declared: string[] = lp.property.types;
+  if (declared.length === 0 && Array.isArray(lp.property.schema.allOf)) {
+    declared = [...new Set((lp.property.schema.allOf as unknown[]).flatMap((part) => declaredTypes(part, root)))];
+  }
+  const out = readBounds(lp.property.schema, declared.includes('integer') && !declared.includes('number'), 0, root);
+  const types = out.integerByMultiple ? declared.map((t) => (t === 'number' ? 'integer' : t)) : declared;
+  const b: LimitBounds = { types };
+  if (out.min !== undefined) b.min = out.min;
+  if (out.max !== undefined) b.max = out.max;
+  return b;
+}
+
+function readBounds(node: Record<string, unknown>, integerType: boolean, depth: number, root: unknown): { min?: number; max?: number; integerByMultiple?: boolean } {
+  const schema = deref(node, root);
+  const own = ownBounds(schema, integerType);
+  if (depth > 4) return own;
+  const numericBranches = (key: 'anyOf' | 'oneOf') =>
+    (Array.isArray(schema[key]) ? (schema[key] as unknown[]) : [])
+      .filter((b): b is Record<string, unknown> => typeof b === 'object' && b !== null && !Array.isArray(b))
+      .map((b) => deref(b, root))
+      .filter((b) => b.type !== 'null' && !(Array.isArray(b.type) && b.type.length === 1 && b.type[0] === 'null'));
+  for (const key of ['anyOf', 'oneOf'] as const) {
+    const branches = numericBranches(key);
+    if (branches.length === 1) merge(own, readBounds(branches[0]!, integerType || branches[0]!.type === 'integer', depth + 1, root));
+  }
+  for (const part of Array.isArray(schema.allOf) ? schema.allOf : []) {
+    if (typeof part === 'object' && part !== null) merge(own, readBounds(part as Record<string, unknown>, integerType, depth + 1, root));
+  }
+  return own;
+}
+
+function merge(into: { min?: number; max?: number; integerByMultiple?: boolean }, from: { min?: number; max?: number; integerByMultiple?: boolean }): void {
+  if (from.min !== undefined) into.min = Math.max(into.min ?? -Infinity, from.min);
+  if (from.max !== undefined) into.max = Math.min(into.max ?? Infinity, from.max);
+  if (from.integerByMultiple) into.integerByMultiple = true;
+}
+
+function ownBounds(s: Record<string, unknown>, integerType: boolean): { min?: number; max?: number; integerByMultiple?: boolean } {
+  const integer = integerType || s.multipleOf === 1;
   const step = integer ? 1 : Number.EPSILON;
   const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
   let min = num(s.minimum);
@@ -98,9 +145,15 @@ export function boundsOf(lp: LimitProperty): LimitBounds {
   const exMax = num(s.exclusiveMaximum);
   if (exMin !== undefined) min = Math.max(min ?? -Infinity, exMin + step);
   if (exMax !== undefined) max = Math.min(max ?? Infinity, exMax - step);
-  const out: LimitBounds = { types: lp.property.types };
+  const out: { min?: number; max?: number; integerByMultiple?: boolean } = {};
   if (min !== undefined) out.min = min;
   if (max !== undefined) out.max = max;
+  const numbers = Array.isArray(s.enum) ? s.enum.filter((v): v is number => typeof v === 'number' && Number.isFinite(v)) : [];
+  if (numbers.length > 0 && numbers.length === (s.enum as unknown[]).length) {
+    out.min = Math.max(out.min ?? -Infinity, Math.min(...numbers));
+    out.max = Math.min(out.max ?? Infinity, Math.max(...numbers));
+  }
+  if (s.multipleOf === 1) out.integerByMultiple = true;
   return out;
 }
 

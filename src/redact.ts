@@ -5,13 +5,21 @@
  * `[redacted:<pattern id>]`, so a token a server leaked is not printed again in a CI log.
  * Left alone, because they are not secrets and hiding them would hide the evidence: values shorter
  * than {@link MIN_SECRET_LENGTH} characters (`1`, `on`), numbers, and absolute filesystem paths
- * (`MEMORY_FILE_PATH=/tmp/x/memory.jsonl`), unless the variable's name says it holds a credential.
+ * (`MEMORY_FILE_PATH=/tmp/x/memory.jsonl`), unless the variable's name says it holds a credential;
+ * and values of other variables shorter than {@link MIN_PLAIN_SECRET_LENGTH} (`MODE=limit`): a
+ * common word is not a secret, and hiding it would garble every text it occurs in. sealmark's own
+ * identifiers in a report (check, message, probe and pack ids, verdicts, classes) are never touched.
  */
 
 import { ARGUMENT_CANARY, ARGUMENT_CANARY_NAME, CREDENTIAL_PATTERNS, namedLikeCredential } from './secrets.js';
 
 /** Shortest value treated as a secret. */
 export const MIN_SECRET_LENGTH = 4;
+/** Shortest value of a variable whose name does not say credential that is treated as a secret. */
+export const MIN_PLAIN_SECRET_LENGTH = 8;
+
+/** Report keys whose values are sealmark's own identifiers, never a server's text. */
+const OWN_KEYS = new Set(['id', 'checkId', 'messageId', 'pack', 'probe', 'class', 'verdict', 'level', 'weight', 'severity', 'kind', 'method', 'status', 'letter', 'check', 'pattern', 'schemaVersion', 'methodologyVersion', 'cliVersion']);
 
 export class Redactor {
   private readonly pairs: { plain: string; mark: string }[];
@@ -49,7 +57,7 @@ export class Redactor {
     if (typeof v !== 'object' || v === null || depth > 200) return v;
     if (Array.isArray(v)) return v.map((x) => this.walk(x, depth + 1));
     const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) out[this.text(k)] = this.walk(x, depth + 1);
+    for (const [k, x] of Object.entries(v)) out[this.text(k)] = OWN_KEYS.has(k) && typeof x === 'string' ? x : this.walk(x, depth + 1);
     return out;
   }
 }
@@ -59,6 +67,7 @@ export class Redactor {
 export function isSecret(name: string, value: string): boolean {
   if (value.length < MIN_SECRET_LENGTH) return false;
   if (namedLikeCredential(name)) return true;
+  if (value.length < MIN_PLAIN_SECRET_LENGTH) return false;
   if (/^-?\d+(\.\d+)?$/.test(value) || /^(true|false|null|yes|no|on|off)$/i.test(value)) return false;
   if (/^(\/|[A-Za-z]:[\\/])[^\s:@]*$/.test(value)) return false;
   return true;

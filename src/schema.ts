@@ -189,7 +189,7 @@ export interface PropertyInfo {
 const JSON_TYPES: JsonType[] = ['string', 'number', 'integer', 'boolean', 'array', 'object', 'null'];
 
 /** Resolves a local `#/…` `$ref` inside `root` (one level at a time). Returns `node` when it has none. */
-function deref(node: unknown, root: unknown, depth = 0): Record<string, unknown> {
+export function deref(node: unknown, root: unknown, depth = 0): Record<string, unknown> {
   if (typeof node !== 'object' || node === null) return {};
   const n = node as Record<string, unknown>;
   if (typeof n.$ref === 'string' && n.$ref.startsWith('#') && depth < 20) {

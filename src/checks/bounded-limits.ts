@@ -15,7 +15,7 @@ import {
   limitProperties,
   type LimitProperty,
 } from '../limits.js';
-import { DROPPED_LINE_GRACE_MS, NO_MAXIMUM_PROBE } from '../probes/limits.js';
+import { DROPPED_LINE_GRACE_MS, MAX_LIMIT_PROPERTIES, NO_MAXIMUM_PROBE } from '../probes/limits.js';
 import { hangLimitMs } from '../probes/robust-input.js';
 import type { Finding, ListedTool, ProbeCall } from '../types.js';
 
@@ -99,7 +99,7 @@ export const meta: CheckMeta = {
       'Without a valid call (no `probes:` entry, not read-only) item counts are not compared.',
     ],
     limits: [
-      'Up to `checks.robust-input.max_tools` tools are probed; the others are listed.',
+      'Up to `checks.robust-input.max_tools` tools are probed, and the first 5 limit properties of each; the others are listed (their schemas are still read).',
       'Raw JSON probes write text that is not JSON on purpose; MCP asks clients to send only valid messages, so a server that drops those lines is noted, not failed.',
     ],
   },
@@ -130,6 +130,7 @@ export const check: Check = {
       else if (calls.length > 0) notes.push(`${label}: item counts not compared: no valid call (give the tool a probes: entry, or it is not read-only)`);
     }
     if (run?.beyondMaxTools.length) notes.push(`not probed (beyond max_tools): ${run.beyondMaxTools.join(', ')}`);
+    for (const b of run?.beyondMaxProperties ?? []) notes.push(`${b.tool}: only the first ${MAX_LIMIT_PROPERTIES} limit properties were sent values; schema only: ${b.properties.join(', ')}`);
     if (run?.stopped) notes.push(`probing stopped (${run.stopped.reason}); not reached: ${run.stopped.notReached.join(', ')}`);
     const findings = [...statics, ...dynamic];
     return { id: meta.id, verdict: verdictOf(findings), findings, notes };

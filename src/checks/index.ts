@@ -14,10 +14,12 @@ import { check as hiddenParams } from './hidden-params.js';
 import { check as boundedLimits } from './bounded-limits.js';
 import { check as oversizedInput } from './oversized-input.js';
 import { check as concurrency } from './concurrency.js';
+import { check as annotations } from './annotations.js';
+import { check as toolNaming } from './tool-naming.js';
 import { check as secretEcho } from './secret-echo.js';
 
 /** Every check sealmark has, keyed by nothing: order is report order. */
-export const checks: readonly Check[] = [handshake, robustInput, protocolErrors, toolSchemas, armedFlags, defaultCallEffects, fillerCallEffects, hiddenParams, boundedLimits, oversizedInput, concurrency, secretEcho];
+export const checks: readonly Check[] = [handshake, robustInput, protocolErrors, toolSchemas, armedFlags, defaultCallEffects, fillerCallEffects, hiddenParams, boundedLimits, oversizedInput, concurrency, annotations, toolNaming, secretEcho];
 
 /** The check with this id, or undefined. */
 export function checkById(id: string): Check | undefined {

@@ -71,8 +71,9 @@ export const check: Check = {
     const out: Finding[] = [];
     const PROBES = ['unknown-method', 'notification-follow-up', 'unknown-tool', 'array-params'];
     const first = a.calls.find((c) => PROBES.includes(c.probe));
-    // The protocol gatherer runs last: its calls are the probes and the liveness checks after the first.
-    const seq = first ? a.calls.filter((c) => c.seq >= first.seq && (PROBES.includes(c.probe) || c.probe === 'liveness')) : [];
+    // Its own calls only: the probes and the liveness checks between them (later gatherers have theirs).
+    const own = new Set(run.seqs);
+    const seq = first ? a.calls.filter((c) => own.has(c.seq) && (PROBES.includes(c.probe) || c.probe === 'liveness')) : [];
     let last = 'unknown-method';
     for (let i = 0; i < seq.length; i++) {
       const c = seq[i]!;

@@ -2,6 +2,7 @@
  * `sealmark call --tool <name> --args '<json>' -- <command>`: replays one tools/call (the repro
  * line of every finding) and prints what was sent, the raw reply and its class (SPEC section 4).
  */
+import { randomBytes } from 'node:crypto';
 import { serverEnv } from '../audit.js';
 import { EFFECT_GRACE_MS } from '../probes/effects.js';
 import { Sandbox, startSpec } from '../target/sandbox.js';
@@ -15,7 +16,7 @@ import { envCanaries, scanSecrets, secretSet, type SecretSet } from '../secrets.
 import { UsageError, parseEnvList, parseSeconds, requireCommand, resolveConfig } from './common.js';
 
 /** Stands in the params for `--raw-args` until the wire splices the text in. */
-const RAW_MARKER = 'sealmark:raw-args:5e0b';
+const RAW_MARKER = `sealmark:raw-args:${randomBytes(12).toString('hex')}`;
 
 export interface CallCliOptions {
   tool: string;

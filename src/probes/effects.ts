@@ -4,18 +4,17 @@
  * call in flight. `default-call`: `{}` to each tool that needs no argument (every tool with
  * `--all`); `filler-call`: what a deterministic filler sends to each tool with a flagged property.
  */
-import { failedConnectionLine, replyText } from '../classify.js';
 import type { ResolvedConfig } from '../config/schema.js';
 import { fillerArgs, flaggedProperties } from '../flags.js';
 import { propertiesOf, requiredOf } from '../schema.js';
-import type { Effect, Sandbox } from '../target/sandbox.js';
+import type { Sandbox } from '../target/sandbox.js';
 import type { ListedTool } from '../types.js';
 import type { Recorder } from './recorder.js';
 import { uncallable } from './callable.js';
 import { hangLimitMs } from './robust-input.js';
+import { watched } from './watch.js';
 
-/** ms to wait after a reply for effects a tool set off without waiting (an `open &`). */
-export const EFFECT_GRACE_MS = 250;
+export { EFFECT_GRACE_MS } from './watch.js';
 
 /** What the effects gatherer did, beside its calls. */
 export interface EffectsRun {
@@ -67,18 +66,8 @@ export async function gatherEffects(rec: Recorder, tools: ListedTool[], config: 
       if (Object.keys(filled).length > 0) calls.push({ probe: 'filler-call', args: filled });
     }
     for (const c of calls) {
-      const mark = opts.sandbox?.mark();
-      const call = await rec.toolCall(c.probe, tool.name, c.args, hangMs, declared);
-      await new Promise((r) => setTimeout(r, EFFECT_GRACE_MS));
-      const effects: Effect[] = mark && opts.sandbox ? opts.sandbox.effectsSince(mark) : [];
-      const refused = failedConnectionLine(replyText(call.exchange.reply));
-      if (refused) {
-        // Inside the namespace, 127.0.0.1 is the namespace's own loopback, not the host's.
-        const local = opts.sandbox?.isolation.network === 'namespace' && /127\.0\.0\.1|localhost|\[?::1\]?/i.test(refused);
-        const why = local ? " (the sandbox's loopback is its own: services on the host are not reachable there; --network on keeps the host network)" : '';
-        effects.push({ kind: 'network', detail: `the reply reports a failed connection: ${refused}${why}` });
-      }
-      call.effects = effects;
+      // Without the sandbox (--allow-effects) only what the reply itself reports can be seen.
+      await watched(opts.sandbox, () => rec.toolCall(c.probe, tool.name, c.args, hangMs, declared), { always: true });
       (c.probe === 'default-call' ? run.defaultCalled : run.fillerCalled).push(tool.name);
       if (rec.session.exited) {
         run.stopped = `the server exited on the ${c.probe} of ${tool.name}`;

@@ -5,6 +5,7 @@
  * JSON.stringify cannot write, and records what each call admitted: its reply class, the items it
  * returned and, in the sandbox, the effects it caused.
  */
+import { randomBytes } from 'node:crypto';
 import type { ResolvedConfig } from '../config/schema.js';
 import { boundsOf, countItems, limitProperties, type LimitProperty } from '../limits.js';
 import { compileSchema, propertiesOf } from '../schema.js';
@@ -13,9 +14,15 @@ import { readResponse } from '../target/wire.js';
 import type { ListedTool, ProbeCall } from '../types.js';
 import { sampleValid } from '../values.js';
 import { uncallable } from './callable.js';
-import { EFFECT_GRACE_MS } from './effects.js';
+import { EFFECT_GRACE_MS, watched } from './watch.js';
 import type { Recorder } from './recorder.js';
 import { MAX_HANGS, hangLimitMs, maxTools, validArgs } from './robust-input.js';
+
+/**
+ * Limit properties probed per tool (15 calls each): a tool with hundreds of counts would otherwise
+ * take minutes. The rest are read statically only, and listed.
+ */
+export const MAX_LIMIT_PROPERTIES = 5;
 
 /** The value sent in place of a count when no maximum is declared (SPEC section 5: 10^9). */
 export const NO_MAXIMUM_PROBE = 1_000_000_000;
@@ -29,6 +36,9 @@ export const NO_MAXIMUM_PROBE = 1_000_000_000;
  */
 export const DROPPED_LINE_GRACE_MS = 300;
 
+/** Probes whose text is not JSON: a silent server may have dropped the line (see {@link limitValues}). */
+const NOT_JSON_PROBES = new Set(['raw-nan', 'raw-infinity', 'raw-minus-infinity']);
+
 /** One value a limits probe puts in the probed property. */
 export interface LimitValue {
   /** Probe id (`limit-false`, `raw-nan` …), as `explain bounded-limits` lists them. */
@@ -41,6 +51,8 @@ export interface LimitValue {
   notJson?: boolean;
   /** Sent only where a valid call exists: it serves the item comparison only. */
   admissionOnly?: boolean;
+  /** For the duplicate member: the later value, the one JSON.parse and Python's json keep. */
+  last?: number;
 }
 
 /**
@@ -69,7 +81,7 @@ export function limitValues(lp: LimitProperty): LimitValue[] {
     { probe: 'raw-infinity', raw: 'Infinity', notJson: true },
     { probe: 'raw-minus-infinity', raw: '-Infinity', notJson: true },
     { probe: 'raw-huge', raw: '1e309' },
-    { probe: 'raw-duplicate', raw: `1,${key}:${second}` },
+    { probe: 'raw-duplicate', raw: `1,${key}:${JSON.stringify(second)}`, last: second },
   ];
 }
 
@@ -82,8 +94,7 @@ export function limitValues(lp: LimitProperty): LimitValue[] {
 function meaningOf(v: LimitValue): { value: unknown } | undefined {
   if (v.raw === undefined) return { value: v.json };
   if (v.raw === '1.0') return { value: 1 };
-  const dup = /^1,.*:(\d+)$/.exec(v.raw);
-  if (dup) return { value: Number(dup[1]) };
+  if (v.last !== undefined) return { value: v.last };
   return undefined;
 }
 
@@ -110,13 +121,18 @@ export interface LimitsRun {
   params: LimitParamRun[];
   /** Tools with limit properties beyond `max_tools`, not probed. */
   beyondMaxTools: string[];
+  /** Limit properties beyond the first {@link MAX_LIMIT_PROPERTIES} of a tool, not probed (their schemas are still read). */
+  beyondMaxProperties: { tool: string; properties: string[] }[];
   stopped?: { reason: 'three-hangs' | 'server-gone'; notReached: string[] };
   /** Whether effects were read from the sandbox during these calls. */
   effectsWatched: boolean;
 }
 
-/** Marker spliced out of the serialised request and replaced by raw text. */
-const RAW_MARKER = 'sealmark:raw-value:7d1c';
+/**
+ * Marker spliced out of the serialised request and replaced by raw text: random per process, so
+ * no schema default or enum value a server declares can be it.
+ */
+const RAW_MARKER = `sealmark:raw-value:${randomBytes(12).toString('hex')}`;
 
 /**
  * Sends the limit values to every limit property of every callable tool (up to
@@ -126,22 +142,24 @@ const RAW_MARKER = 'sealmark:raw-value:7d1c';
  * scratch folders. Stops after three hangs or when the server is gone, naming what was not reached.
  */
 export async function gatherLimits(rec: Recorder, tools: ListedTool[], config: ResolvedConfig, sandbox: Sandbox | undefined): Promise<LimitsRun> {
-  const first = rec.calls.length;
   const run = await probeAll(rec, tools, config, sandbox);
-  adoptLateReplies(rec, first, tools);
+  adoptLateReplies(rec, tools);
   return run;
 }
 
 /**
- * Replies to requests the gatherer stopped waiting for (a non-JSON line taken as dropped) that
- * came after all: each becomes its call's reply, classified again, with the time it took.
+ * Replies to non-JSON lines sealmark took as dropped (it stops waiting early, see
+ * {@link DROPPED_LINE_GRACE_MS}) that came after all: each becomes its call's reply, classified
+ * and scanned again, with the time it took. Safe to call more than once (the audit calls it again
+ * at the end, for replies that came after the limits pack). A call that waited out the hang limit
+ * stays a hang, whenever its reply came.
  */
-function adoptLateReplies(rec: Recorder, first: number, tools: ListedTool[]): void {
+export function adoptLateReplies(rec: Recorder, tools: ListedTool[]): void {
   const late = new Map<unknown, { atMs: number; message: unknown }>();
   for (const l of rec.session.wire.lateResponses) late.set((l.message as { id?: unknown }).id, l);
-  for (const call of rec.calls.slice(first)) {
+  for (const call of rec.calls) {
     const l = late.get(call.exchange.id);
-    if (!l || call.exchange.reply.kind !== 'hang') continue;
+    if (!l || call.exchange.reply.kind !== 'hang' || !NOT_JSON_PROBES.has(call.probe)) continue;
     call.exchange.reply = readResponse(l.message as Record<string, unknown>);
     call.exchange.durationMs = l.atMs - call.exchange.startedAtMs;
     const tool = tools.find((t) => t.name === call.tool);
@@ -162,7 +180,7 @@ async function probeAll(rec: Recorder, tools: ListedTool[], config: ResolvedConf
   const withLimits = tools.filter((t) => !skip.has(t.name) && !uncallable(t) && safeLimitProperties(t).length > 0);
   const cap = maxTools(config);
   const chosen = withLimits.slice(0, cap);
-  const run: LimitsRun = { params: [], beyondMaxTools: withLimits.slice(cap).map((t) => t.name), effectsWatched: sandbox !== undefined };
+  const run: LimitsRun = { params: [], beyondMaxTools: withLimits.slice(cap).map((t) => t.name), beyondMaxProperties: [], effectsWatched: sandbox !== undefined };
   let hangs = 0;
 
   for (const [i, tool] of chosen.entries()) {
@@ -173,7 +191,9 @@ async function probeAll(rec: Recorder, tools: ListedTool[], config: ResolvedConf
     const sampled = validArgs(tool);
     const base = userProbe?.arguments ?? (sampled && withSmallLimits(tool, sampled));
     const validCall = userProbe ? 'probes' : sampled && tool.annotations?.readOnlyHint === true ? 'read-only' : undefined;
-    for (const lp of safeLimitProperties(tool)) {
+    const lps = safeLimitProperties(tool);
+    if (lps.length > MAX_LIMIT_PROPERTIES) run.beyondMaxProperties.push({ tool: tool.name, properties: lps.slice(MAX_LIMIT_PROPERTIES).map((lp) => lp.property.name) });
+    for (const lp of lps.slice(0, MAX_LIMIT_PROPERTIES)) {
       const entry: LimitParamRun = { tool: tool.name, property: lp.property.name, kind: lp.kind, sent: [], notSent: [] };
       if (validCall) entry.validCall = validCall;
       run.params.push(entry);
@@ -201,7 +221,8 @@ async function probeAll(rec: Recorder, tools: ListedTool[], config: ResolvedConf
         const sentArgs = v.raw !== undefined ? withProperty(others, lp.property.name, RAW_MARKER) : args;
         const call = await send(rec, tool.name, v, sentArgs, hangMs, declared, sandbox, tool.annotations?.readOnlyHint === true, lp.kind === 'count', {
           target: lp.property.name,
-          rawArguments: v.raw !== undefined ? JSON.stringify(sentArgs).replace(JSON.stringify(RAW_MARKER), v.raw) : undefined,
+          // A function, not a string: `$'` in a property name must not be read as a replacement pattern.
+          rawArguments: v.raw !== undefined ? JSON.stringify(sentArgs).replace(JSON.stringify(RAW_MARKER), () => v.raw!) : undefined,
           value: v.raw ?? JSON.stringify(v.json),
           invalidBecause: invalidBecause.length > 0 ? invalidBecause : undefined,
         });
@@ -281,13 +302,35 @@ async function send(
   countable: boolean,
   extra: Partial<ProbeCall>,
 ): Promise<ProbeCall> {
-  const mark = sandbox?.mark();
   const splice = v.raw !== undefined ? { marker: RAW_MARKER, text: v.raw } : undefined;
+  // A tool that claims to be read-only is not waited for: effects it sets off without waiting
+  // are the annotations check's business; any it caused before replying are still read.
+  // The grace period is skipped only after a rejected call to a tool that claims to be read-only:
+  // after an accepted call an effect set off without waiting would otherwise land on the next
+  // call, and a rejected call to a tool that may write is exactly where a late effect matters.
+  return watched(sandbox, () => make(rec, tool, v, args, hangMs, declared, countable, extra, splice), {
+    graceMs: (c) => (readOnly && c.classification?.class !== 'accepted' && c.classification?.class !== 'lenient-downstream' ? 0 : EFFECT_GRACE_MS),
+  });
+}
+
+async function make(
+  rec: Recorder,
+  tool: string,
+  v: LimitValue,
+  args: Record<string, unknown>,
+  hangMs: number,
+  declared: string[],
+  countable: boolean,
+  extra: Partial<ProbeCall>,
+  splice: { marker: string; text: string } | undefined,
+): Promise<ProbeCall> {
   let call: ProbeCall;
   if (v.notJson) {
     const stop = new AbortController();
     const pending = rec.toolCall(v.probe, tool, args, hangMs, declared, extra, { splice, signal: stop.signal });
-    const follow = rec.session.alive(hangMs).then(async ({ exchange }) => {
+    // A ping (every MCP server must answer one, MCP 2025-11-25 basic/utilities/ping) behind the
+    // line: cheaper than a tools/list, whose whole listing would be kept for every probe.
+    const follow = rec.session.request('ping', {}, hangMs).then(async (exchange) => {
       rec.add('liveness', exchange, { tool });
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([pending, new Promise((r) => (timer = setTimeout(r, DROPPED_LINE_GRACE_MS)))]);
@@ -305,12 +348,6 @@ async function send(
   if (countable && call.classification?.class === 'accepted' && reply.kind === 'response') {
     const items = countItems(reply.result);
     if (items !== undefined) call.items = items;
-  }
-  if (mark && sandbox) {
-    // A tool that claims to be read-only is not waited for: effects it sets off without waiting
-    // are the annotations check's business; any it caused before replying are still read.
-    if (!readOnly) await new Promise((r) => setTimeout(r, EFFECT_GRACE_MS));
-    call.effects = sandbox.effectsSince(mark);
   }
   return call;
 }

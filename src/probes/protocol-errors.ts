@@ -15,6 +15,8 @@ export const UNKNOWN_TOOL = 'sealmark_no_such_tool';
 export interface ProtocolRun {
   /** Notifications sent: the exact line and what arrived that answered them (stray responses). */
   notifications: { method: string; sent: string; replies: unknown[]; followUpSeq: number }[];
+  /** Seqs of every call this gatherer recorded (its probes and their liveness checks), in order. */
+  seqs: number[];
 }
 
 /** How long to wait for an (unwanted) answer to a notification, in ms. */
@@ -27,8 +29,15 @@ const NOTIFICATION_WINDOW_MS = 300;
  * `timeoutMs` bounds each request (ms).
  */
 export async function gatherProtocolErrors(rec: Recorder, timeoutMs: number): Promise<ProtocolRun> {
+  const run: ProtocolRun = { notifications: [], seqs: [] };
+  const first = rec.calls.length;
+  await sendAll(rec, run, timeoutMs);
+  run.seqs = rec.calls.slice(first).map((c) => c.seq);
+  return run;
+}
+
+async function sendAll(rec: Recorder, run: ProtocolRun, timeoutMs: number): Promise<ProtocolRun> {
   const s = rec.session;
-  const run: ProtocolRun = { notifications: [] };
   const live = async () => rec.add('liveness', (await s.alive(timeoutMs)).exchange);
 
   rec.progress({ phase: 'protocol-errors' });

@@ -20,6 +20,8 @@ import type { ListedTool } from '../types.js';
 import type { Recorder } from './recorder.js';
 import { uncallable } from './callable.js';
 import { countItems } from '../limits.js';
+import type { Sandbox } from '../target/sandbox.js';
+import { watched } from './watch.js';
 
 /** One planned invalid call. `args` undefined = the `arguments` member is omitted. */
 interface PlannedProbe {
@@ -147,9 +149,9 @@ function assign(props: PropertyInfo[], value: (p: PropertyInfo) => unknown): Rec
 /**
  * Runs robust-input over the listed tools: the planned invalid calls, a liveness `tools/list`
  * after each tool's last probe and after any protocol error, the read-only no-argument valid call,
- * then the user's `probes:` entries. Stops after {@link MAX_HANGS} hangs or when the server is gone.
+ * then the user's `probes:` entries. The valid calls are watched for effects when `sandbox` is given. Stops after {@link MAX_HANGS} hangs or when the server is gone.
  */
-export async function gatherRobustInput(rec: Recorder, tools: ListedTool[], config: ResolvedConfig): Promise<RobustRun> {
+export async function gatherRobustInput(rec: Recorder, tools: ListedTool[], config: ResolvedConfig, sandbox?: Sandbox): Promise<RobustRun> {
   const hangMs = hangLimitMs(config);
   const skip = new Set(config.skip_tools);
   const eligible = tools.filter((t) => !skip.has(t.name));
@@ -182,10 +184,13 @@ export async function gatherRobustInput(rec: Recorder, tools: ListedTool[], conf
     const calls = planned.readOnlyNoArgs ? [{ probe: 'read-only-no-args', args: {}, target: '', invalidBecause: [] as string[] }] : planned.plan;
     for (const [k, p] of calls.entries()) {
       const rest = () => calls.slice(k + 1).map((x) => x.probe);
-      const call = await rec.toolCall(p.probe, tool.name, p.args, hangMs, declared, {
-        target: p.target || undefined,
-        invalidBecause: p.invalidBecause.length > 0 ? p.invalidBecause : undefined,
-      });
+      const send = () =>
+        rec.toolCall(p.probe, tool.name, p.args, hangMs, declared, {
+          target: p.target || undefined,
+          invalidBecause: p.invalidBecause.length > 0 ? p.invalidBecause : undefined,
+        });
+      // The valid call is watched in the sandbox: what a read-only tool does is its annotations' test.
+      const call = p.probe === 'read-only-no-args' ? await watched(sandbox, send) : await send();
       entry.probes.push(p.probe);
       const cls = call.classification?.class;
       if (cls === 'exited' || rec.session.exited) {
@@ -213,7 +218,7 @@ export async function gatherRobustInput(rec: Recorder, tools: ListedTool[], conf
       const tool = tools.find((t) => t.name === up.tool);
       const declared = tool ? propertiesOf(tool.inputSchema).map((p) => p.name) : [];
       rec.progress({ phase: 'probes', tool: up.tool });
-      const call = await rec.toolCall('user-probe', up.tool, up.arguments, hangMs, declared);
+      const call = await watched(sandbox, () => rec.toolCall('user-probe', up.tool, up.arguments, hangMs, declared));
       const reply = call.exchange.reply;
       // What a valid call returned, beside which the limits probes' item counts are read.
       if (call.classification?.class === 'accepted' && reply.kind === 'response') call.items = countItems(reply.result);

@@ -85,7 +85,6 @@ export class Sandbox {
   readonly shimDir: string;
   readonly logPath: string;
   readonly isolation: Isolation;
-  private logOffset = 0;
 
   private constructor(
     readonly root: string,

@@ -91,6 +91,8 @@ export class WireTransport implements Transport {
   private readonly answered = new Set<number>();
   /** Ids of requests sealmark stopped waiting for (the hang limit, or {@link RequestOptions.signal}). */
   private readonly abandoned = new Set<number>();
+  /** Of those, the ones sent with raw text, oldest first: an id-null parse error may still answer them. */
+  private abandonedRaw: number[] = [];
   /**
    * Replies to requests sealmark had stopped waiting for, that came after all (a slow tool, an
    * answer after `notifications/cancelled`). Not strays: the id was asked for. `atMs` is ms since
@@ -166,16 +168,28 @@ export class WireTransport implements Transport {
       }
       if (typeof m.id === 'number' && this.abandoned.has(m.id)) {
         this.abandoned.delete(m.id);
+        this.abandonedRaw = this.abandonedRaw.filter((x) => x !== m.id);
         this.answered.add(m.id);
         this.lateResponses.push({ atMs: this.inner.now(), message });
         return;
       }
-      // JSON-RPC 2.0 section 5: a parse error is answered with id null, since the id could not be
-      // read. While exactly one request sent with raw text waits, that answer is its reply.
-      const rawWaiting = [...this.pending].filter(([, q]) => q.raw);
-      if (m.id === null && 'error' in m && rawWaiting.length === 1) {
-        this.settle(rawWaiting[0]![0], readResponse(m));
-        return;
+      // JSON-RPC 2.0 section 5: a parse error (-32700) or an invalid request (-32600) is answered
+      // with id null, since the id could not be read. Such an answer belongs to a line sent with
+      // raw text: to the oldest one sealmark already stopped waiting for (a slow parse error
+      // arriving late), else to the one raw request waiting. Other id-null errors are strays.
+      const code = (m.error as { code?: unknown } | undefined)?.code;
+      if (m.id === null && (code === -32700 || code === -32600)) {
+        const late = this.abandonedRaw.shift();
+        if (late !== undefined) {
+          this.abandoned.delete(late);
+          this.lateResponses.push({ atMs: this.inner.now(), message: { ...m, id: late } });
+          return;
+        }
+        const rawWaiting = [...this.pending].filter(([, q]) => q.raw);
+        if (rawWaiting.length === 1) {
+          this.settle(rawWaiting[0]![0], readResponse(m));
+          return;
+        }
       }
       // A response with an id nobody sent, while exactly one request waits, is that request's reply
       // under a wrong id (SPEC section 4: protocol-error), not silence. A second answer to an id
@@ -227,6 +241,7 @@ export class WireTransport implements Transport {
         this.pending.delete(id);
         // A reply that still comes was asked for: a late answer, not a stray.
         this.abandoned.add(id);
+        if (opts.splice) this.abandonedRaw.push(id);
         opts.signal?.removeEventListener('abort', onAbort);
         resolve({ kind: 'hang', waitedMs });
         // Tell the server to stop working on it, as the MCP lifecycle asks of a client that gives up.

@@ -7,7 +7,7 @@
  * armed-flags is static: the dynamic checks are switched off here, so no tool is called.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { auditFixture, checkOf, findingsOf, graded, LIMITS_OFF } from '../helpers/run.js';
+import { auditFixture, checkOf, findingsOf, graded, LATER_PACKS_OFF } from '../helpers/run.js';
 import { check as armedFlags } from '../../src/checks/armed-flags.js';
 import type { Artifacts } from '../../src/checks/check.js';
 import { fillerArgs, flaggedProperties, sideEffectVerb, wordsOf, type FlaggedProperty } from '../../src/flags.js';
@@ -19,7 +19,7 @@ import type { ListedTool } from '../../src/types.js';
 /** Only the static checks run: nothing is called. */
 const STATIC_ONLY = {
   checks: {
-    ...LIMITS_OFF,
+    ...LATER_PACKS_OFF,
     'robust-input': { enabled: false },
     'protocol-errors': { enabled: false },
     'default-call-effects': { enabled: false },

@@ -8,7 +8,7 @@
  * robust-input and protocol-errors are off here: they only cost time and add calls.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { auditFixture, checkOf, findingsOf, fixture, graded, LIMITS_OFF } from '../helpers/run.js';
+import { auditFixture, checkOf, findingsOf, fixture, graded, LATER_PACKS_OFF } from '../helpers/run.js';
 import { audit } from '../../src/audit.js';
 import { configRegistry } from '../../src/config/defaults.js';
 import { parseConfig } from '../../src/config/schema.js';
@@ -18,7 +18,7 @@ import type { Report, ReportCall } from '../../src/report/build.js';
 
 // --- helpers -------------------------------------------------------------------------------------
 
-const OFF = { checks: { ...LIMITS_OFF, 'robust-input': { enabled: false }, 'protocol-errors': { enabled: false } } };
+const OFF = { checks: { ...LATER_PACKS_OFF, 'robust-input': { enabled: false }, 'protocol-errors': { enabled: false } } };
 const ID = 'default-call-effects';
 
 const memo = new Map<string, Promise<Report>>();

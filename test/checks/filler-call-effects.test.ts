@@ -7,13 +7,13 @@
  * robust-input and protocol-errors are off here: they only cost time and add calls.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { auditFixture, checkOf, findingsOf, fixture, graded, LIMITS_OFF } from '../helpers/run.js';
+import { auditFixture, checkOf, findingsOf, fixture, graded, LATER_PACKS_OFF } from '../helpers/run.js';
 import { shellQuote } from '../../src/replay.js';
 import type { Report, ReportCall } from '../../src/report/build.js';
 
 // --- helpers -------------------------------------------------------------------------------------
 
-const OFF = { checks: { ...LIMITS_OFF, 'robust-input': { enabled: false }, 'protocol-errors': { enabled: false } } };
+const OFF = { checks: { ...LATER_PACKS_OFF, 'robust-input': { enabled: false }, 'protocol-errors': { enabled: false } } };
 const ID = 'filler-call-effects';
 
 const memo = new Map<string, Promise<Report>>();

@@ -4,10 +4,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { audit } from '../../src/audit.js';
-import { auditFixture, checkOf, findingsOf, graded, LIMITS_OFF } from '../helpers/run.js';
+import { auditFixture, checkOf, findingsOf, graded, LATER_PACKS_OFF } from '../helpers/run.js';
 
 /** Only the handshake matters here; robust-input stays on where the brief asks for a completed audit. */
-const QUICK = { checks: { ...LIMITS_OFF, 'protocol-errors': { enabled: false } } };
+const QUICK = { checks: { ...LATER_PACKS_OFF, 'protocol-errors': { enabled: false } } };
 
 describe('C11: a console.log banner on stdout', () => {
   it('is partial `stdout-noise` quoting the banner, and the audit still completes', async () => {
@@ -38,8 +38,8 @@ describe('target cannot be audited', () => {
     expect(graded(r, 'handshake')).toEqual(['empty-tools']);
     expect(r.status).toBe('not-audited');
     expect(r.notAudited?.reason).toBe('empty-tools');
-    // Every check but handshake, of every pack (core, effects, limits, secrets), in report order.
-    const others = ['robust-input', 'protocol-errors', 'tool-schemas', 'armed-flags', 'default-call-effects', 'filler-call-effects', 'hidden-params', 'bounded-limits', 'oversized-input', 'concurrency', 'secret-echo'];
+    // Every check but handshake, of every pack (core, effects, limits, design, secrets), in report order.
+    const others = ['robust-input', 'protocol-errors', 'tool-schemas', 'armed-flags', 'default-call-effects', 'filler-call-effects', 'hidden-params', 'bounded-limits', 'oversized-input', 'concurrency', 'annotations', 'tool-naming', 'secret-echo'];
     expect(r.notAudited?.notChecked).toEqual(others);
     for (const id of others) expect(checkOf(r, id).verdict).toBe('n/a');
     expect(r.grade.letter).toBe('F');
@@ -130,7 +130,7 @@ describe('listing and negotiation', () => {
   });
 
   it('a legacy server reports its negotiated version in report.protocol', async () => {
-    const r = await auditFixture('many-tools.mjs', { checks: { ...LIMITS_OFF, 'robust-input': { enabled: false }, 'protocol-errors': { enabled: false } } });
+    const r = await auditFixture('many-tools.mjs', { checks: { ...LATER_PACKS_OFF, 'robust-input': { enabled: false }, 'protocol-errors': { enabled: false } } });
     expect(r.protocol).toEqual({ version: '2025-11-25', era: 'legacy', server: { name: 'many-tools-fixture', version: '1.0.0' } });
     expect(checkOf(r, 'handshake').verdict).toBe('pass');
     expect(findingsOf(r, 'handshake', 'negotiated')[0]!.message).toBe('negotiated 2025-11-25 (legacy) with many-tools-fixture 1.0.0');

@@ -6,11 +6,11 @@
  * hidden-params is static: the dynamic checks are switched off here, so no tool is called.
  */
 import { describe, expect, it } from 'vitest';
-import { auditFixture, checkOf, findingsOf, graded, LIMITS_OFF } from '../helpers/run.js';
+import { auditFixture, checkOf, findingsOf, graded, LATER_PACKS_OFF } from '../helpers/run.js';
 import { credentialLike } from '../../src/checks/hidden-params.js';
 
 const STATIC_ONLY = {
-  ...LIMITS_OFF,
+  ...LATER_PACKS_OFF,
   'robust-input': { enabled: false },
   'protocol-errors': { enabled: false },
   'default-call-effects': { enabled: false },

@@ -3,11 +3,11 @@
  * notifications, unknown tool, array params, each followed by a liveness request.
  */
 import { describe, expect, it } from 'vitest';
-import { auditFixture, checkOf, findingsOf, graded, LIMITS_OFF } from '../helpers/run.js';
+import { auditFixture, checkOf, findingsOf, graded, LATER_PACKS_OFF } from '../helpers/run.js';
 import type { Report } from '../../src/report/build.js';
 
 /** robust-input off: only the protocol probes run. hang_ms also bounds each protocol request. */
-const ONLY_PROTOCOL = { checks: { ...LIMITS_OFF, 'robust-input': { enabled: false, hang_ms: 2000 } } };
+const ONLY_PROTOCOL = { checks: { ...LATER_PACKS_OFF, 'robust-input': { enabled: false, hang_ms: 2000 } } };
 
 function probeCalls(r: Report): { probe: string; method: string; kind: string; raw: unknown; request: string }[] {
   return r.calls

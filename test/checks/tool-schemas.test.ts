@@ -3,13 +3,13 @@
  * of the judge with hand-made artifacts for everything static.
  */
 import { describe, expect, it } from 'vitest';
-import { auditFixture, checkOf, findingsOf, graded, LIMITS_OFF } from '../helpers/run.js';
+import { auditFixture, checkOf, findingsOf, graded, LATER_PACKS_OFF } from '../helpers/run.js';
 import { check } from '../../src/checks/tool-schemas.js';
 import type { Artifacts } from '../../src/checks/check.js';
 import { defaultConfig } from '../../src/config/defaults.js';
 import type { CheckResult, ProbeCall, ListedTool } from '../../src/types.js';
 
-const QUICK = { checks: { ...LIMITS_OFF, 'protocol-errors': { enabled: false } } };
+const QUICK = { checks: { ...LATER_PACKS_OFF, 'protocol-errors': { enabled: false } } };
 
 describe('C15: structuredContent that contradicts outputSchema', () => {
   it('fails `structured-content-mismatch` with the Ajv error path quoted', async () => {

@@ -25,7 +25,7 @@ import { classifyReply } from '../../src/classify.js';
 import { configRegistry } from '../../src/config/defaults.js';
 import { parseConfig } from '../../src/config/schema.js';
 import type { Report, ReportCall } from '../../src/report/build.js';
-import { LIMITS_OFF, auditFixture, checkOf, findingsOf, graded, root } from '../helpers/run.js';
+import { LATER_PACKS_OFF, auditFixture, checkOf, findingsOf, graded, root } from '../helpers/run.js';
 
 // --- helpers ------------------------------------------------------------------------------------
 
@@ -291,7 +291,7 @@ describe('every standard run', () => {
     expectNoProcessLeft(runs.everything);
   });
 
-  it('grades: core 87.5 % everywhere; effects 50 / 75 / 100 %; limits 66.7 / 50 / 100 %; secrets 0 / 100 / 100 %; overall the mean of the packs', () => {
+  it('grades: core 87.5 % everywhere; effects 50 / 75 / 100 %; limits 66.7 / 50 / 100 %; design 100 %; secrets 0 / 100 / 100 %; overall the mean of the packs', () => {
     // core, each server: handshake 1 + robust-input 1 + protocol-errors 0.5 + tool-schemas 1 = 3.5 / 4 = 87.5 %.
     // effects, everything: armed-flags 1 + default-call-effects 0 + filler-call-effects 0 + hidden-params 1 = 2 / 4 = 50 %;
     // effects, filesystem: armed-flags 0 + default-call-effects 1 + filler-call-effects 1 + hidden-params 1 = 3 / 4 = 75 %;
@@ -301,15 +301,18 @@ describe('every standard run', () => {
     // limits, memory: oversized-input 1 + concurrency 1 = 2 / 2 = 100 % (bounded-limits n/a: no count).
     // secrets, everything: secret-echo fails (get-env returns the environment, canaries included): 0 %,
     //   and the grade is capped at D; filesystem and memory: pass, 100 %.
-    // overall (the mean of the packs as shown): everything (87.5 + 50 + 66.7 + 0) / 4 = 51.05 → 51.1 → F (below the D cap anyway);
-    //   filesystem (87.5 + 75 + 50 + 100) / 4 = 78.13 → 78.1 → C; memory (87.5 + 100 + 100 + 100) / 4 = 96.88 → 96.9 → A.
-    const expected = { everything: [50, 66.7, 0, 51.1, 'F'], filesystem: [75, 50, 100, 78.1, 'C'], memory: [100, 100, 100, 96.9, 'A'] } as const;
+    // design, each server: annotations 1 + tool-naming 1 = 100 % (every tool states its hints, the
+    //   names agree with them, and no read-only tool was seen to act).
+    // overall (the mean of the packs as shown): everything (87.5 + 50 + 66.7 + 100 + 0) / 5 = 60.84 → 60.8 → D
+    //   (also the cap); filesystem (87.5 + 75 + 50 + 100 + 100) / 5 = 82.5 → B; memory (87.5 + 100 × 4) / 5 = 97.5 → A.
+    const expected = { everything: [50, 66.7, 0, 60.8, 'D'], filesystem: [75, 50, 100, 82.5, 'B'], memory: [100, 100, 100, 97.5, 'A'] } as const;
     for (const [name, r] of Object.entries(runs)) {
       const [effects, limits, secrets, percent, letter] = expected[name as keyof typeof expected];
       expect(r.report.grade.packs.map((p) => [p.pack, p.percent]), name).toEqual([
         ['core', 87.5],
         ['effects', effects],
         ['limits', limits],
+        ['design', 100],
         ['secrets', secrets],
       ]);
       expect(r.report.grade.percent, name).toBe(percent);
@@ -788,7 +791,7 @@ describe('server-filesystem read_text_file with a real file: head = 0 and tail =
 
 const probed: Record<'everything' | 'filesystem' | 'memory', Run> = {} as never;
 /** Fast runs: protocol-errors (the 10 s hang) off; neither that nor probes: is a locked key. */
-const fast = (probes: unknown[]) => ({ probes, checks: { ...LIMITS_OFF, 'protocol-errors': { enabled: false } } });
+const fast = (probes: unknown[]) => ({ probes, checks: { ...LATER_PACKS_OFF, 'protocol-errors': { enabled: false } } });
 
 
 const userProbes = (r: Report) => toolCalls(r).filter((c) => c.probe === 'user-probe');

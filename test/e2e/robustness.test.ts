@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { LIMITS_OFF, auditFixture, checkOf, findingsOf, fixtureCommand } from '../helpers/run.js';
+import { LATER_PACKS_OFF, auditFixture, checkOf, findingsOf, fixtureCommand } from '../helpers/run.js';
 import { audit } from '../../src/audit.js';
 import { networkNamespaceAvailable } from '../../src/target/sandbox.js';
 import { configRegistry } from '../../src/config/defaults.js';
@@ -93,7 +93,7 @@ function expectNoneLeft(w: { seen: number[]; left: { pid: number; args: string }
 
 describe('stdout-flood.mjs: 50 MB of garbage lines before every reply', () => {
   it('completes with a bounded `stdout-noise` finding; replies are still matched; nothing left running', async () => {
-    const w = await watchedAudit('stdout-flood.mjs', { checks: { ...LIMITS_OFF, 'protocol-errors': { enabled: false } } });
+    const w = await watchedAudit('stdout-flood.mjs', { checks: { ...LATER_PACKS_OFF, 'protocol-errors': { enabled: false } } });
     const r = w.report;
     expect(r.status).toBe('audited');
     expect(checkOf(r, 'handshake').verdict).toBe('partial');
@@ -121,7 +121,7 @@ describe('stdout-flood.mjs: 50 MB of garbage lines before every reply', () => {
 
 describe('huge-reply.mjs: a 20 MB reply line to every call', () => {
   it('drops each reply at the line limit quickly (well under the hang limit) and reports `protocol-error`', async () => {
-    const w = await watchedAudit('huge-reply.mjs', { checks: { ...LIMITS_OFF, 'protocol-errors': { enabled: false } } });
+    const w = await watchedAudit('huge-reply.mjs', { checks: { ...LATER_PACKS_OFF, 'protocol-errors': { enabled: false } } });
     const r = w.report;
     const hangLimitMs = 10_000;
     expect(r.status).toBe('audited');

@@ -9,11 +9,16 @@ import type { Finding } from '../../src/types.js';
 
 export const root = fileURLToPath(new URL('../../', import.meta.url));
 
-/** Config that switches the limits pack off, for tests about other checks (it only adds calls there). */
-export const LIMITS_OFF = {
+/**
+ * Config that switches off the checks of the later packs that make calls of their own or need
+ * other gatherers' calls (limits; design's annotations), for tests about the core and effects
+ * checks, where they would only add calls.
+ */
+export const LATER_PACKS_OFF = {
   'bounded-limits': { enabled: false },
   'oversized-input': { enabled: false },
   concurrency: { enabled: false },
+  annotations: { enabled: false },
 } as const;
 
 /** Probe ids of the limits pack's calls (bounded-limits, oversized-input, concurrency), from their meta. */

@@ -14,8 +14,8 @@ describe('Redactor (SPEC section 8)', () => {
   });
 
   it('never breaks the structure: a secret equal to a JSON token is only replaced inside strings', () => {
-    const o = new Redactor({ MODE: 'lenient', FLAG: 'isError' });
-    expect(o.value({ isError: true, text: 'lenient isError' })).toEqual({ '[redacted:FLAG]': true, text: '[redacted:MODE] [redacted:FLAG]' });
+    const o = new Redactor({ MODE: 'lenient-mode', FLAG_TOKEN: 'isError' });
+    expect(o.value({ isError: true, text: 'lenient-mode isError' })).toEqual({ '[redacted:FLAG_TOKEN]': true, text: '[redacted:MODE] [redacted:FLAG_TOKEN]' });
   });
 
   it('deep-copies a value with secrets redacted, and leaves values under 4 characters alone', () => {
@@ -24,12 +24,17 @@ describe('Redactor (SPEC section 8)', () => {
   });
 
   it('redacts the longer of two overlapping secrets whole', () => {
-    const o = new Redactor({ A: 'secret', B: 'secret-long' });
-    expect(o.text('x secret-long y secret')).toBe('x [redacted:B] y [redacted:A]');
+    const o = new Redactor({ A_TOKEN: 'secret', B_TOKEN: 'secret-long' });
+    expect(o.text('x secret-long y secret')).toBe('x [redacted:B_TOKEN] y [redacted:A_TOKEN]');
   });
 });
 
 describe('safeText: server text on a terminal', () => {
+  it("never touches sealmark's own identifiers, only the server's text", () => {
+    const o = new Redactor({ API_KEY: 'bounded' });
+    expect(o.value({ id: 'bounded-limits', checkId: 'bounded-limits', message: 'bounded value' })).toEqual({ id: 'bounded-limits', checkId: 'bounded-limits', message: '[redacted:API_KEY] value' });
+  });
+
   it('shows control characters and bidi overrides as escapes', () => {
     expect(safeText('evil\n\ngrade A')).toBe('evil\\n\\ngrade A');
     expect(safeText('\u001b[2Jx')).toBe('\\u001b[2Jx');
@@ -49,7 +54,11 @@ describe('what counts as a secret', () => {
     expect(isSecret('PORT', '8080')).toBe(false);
     expect(isSecret('API_TOKEN', '/opt/token/file')).toBe(true);
     expect(isSecret('DATABASE_URL', 'postgres://u:p@127.0.0.1/db')).toBe(true);
-    expect(isSecret('MODE', 'lenient')).toBe(true);
+    expect(isSecret('MODE', 'lenient-but-long')).toBe(true);
+    // A short common word in a variable not named like a credential is not a secret (it would
+    // garble every text it occurs in): MODE=limit must not become "bounded-[redacted]s".
+    expect(isSecret('MODE', 'limit')).toBe(false);
+    expect(isSecret('API_KEY', 'limit')).toBe(true);
     expect(isSecret('npm_config_offline', 'true')).toBe(false);
   });
 });

@@ -107,3 +107,34 @@ describe('WireTransport.request', () => {
     expect(w.strayResponses).toEqual([]);
   });
 });
+
+describe('WireTransport id-null parse errors', () => {
+  const parseError = { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } };
+
+  it('takes only parse errors (-32700, -32600): an id-null -32601 is a stray, never a raw reply', async () => {
+    const { w, inner } = wire();
+    const p = w.request('tools/call', { name: 'wait', arguments: { seconds: 'MARK' } }, 50, { splice: { marker: 'MARK', text: 'NaN' } });
+    const notFound = { jsonrpc: '2.0', id: null, error: { code: -32601, message: 'Method not found' } };
+    inner.deliver(notFound);
+    expect((await p).reply.kind).toBe('hang');
+    expect(w.strayResponses.map((s) => s.message)).toEqual([notFound]);
+  });
+
+  it('gives a late parse error to the raw request abandoned first, not to the one now waiting', async () => {
+    const { w, inner } = wire();
+    const stop = new AbortController();
+    const first = w.request('tools/call', { name: 'a', arguments: { n: 'MARK' } }, 10_000, { splice: { marker: 'MARK', text: 'NaN' }, signal: stop.signal });
+    stop.abort();
+    const abandoned = await first;
+    expect(abandoned.reply.kind).toBe('hang');
+    const second = w.request('tools/call', { name: 'a', arguments: { n: 'MARK' } }, 1000, { splice: { marker: 'MARK', text: 'Infinity' } });
+    // The first line's parse error arrives now: it is the first request's late answer.
+    inner.deliver(parseError);
+    expect(w.lateResponses.map((l) => l.message)).toEqual([{ ...parseError, id: abandoned.id }]);
+    // The second line's own parse error then settles the second request.
+    inner.deliver(parseError);
+    const ex = await second;
+    expect(ex.reply).toMatchObject({ kind: 'response', error: { code: -32700 } });
+    expect(w.strayResponses).toEqual([]);
+  });
+});

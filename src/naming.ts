@@ -1,0 +1,76 @@
+/**
+ * What a tool says about itself, read one way for every design check (SPEC section 5, pack design;
+ * seed "Side-Effect Boundaries"; MCP 2025-11-25 `ToolAnnotations`): its hints with the spec's
+ * defaults applied, and the verb its name starts with, from one table of read verbs and write verbs.
+ */
+import { wordsOf } from './words.js';
+import type { ListedTool } from './types.js';
+
+/**
+ * Read verbs: a tool named with one reads as a query (`get_customer`, `listInvoices`, `search-orders`).
+ */
+export const READ_VERBS: readonly string[] = [
+  'get', 'list', 'search', 'find', 'read', 'fetch', 'describe', 'show', 'query', 'lookup', 'view', 'inspect', 'browse', 'count', 'check', 'validate', 'preview', 'explain', 'resolve',
+];
+
+/** Destroying verbs (SPEC section 5 tool-naming): a tool named with one must not state `destructiveHint: false`. */
+export const DESTROY_VERBS: readonly string[] = ['delete', 'remove', 'drop', 'purge', 'reset', 'revoke', 'cancel', 'wipe', 'destroy', 'erase', 'truncate', 'terminate', 'kill'];
+
+/**
+ * Write verbs: a tool named with one changes something (`send_email`, `refundOrder`, `notes.delete`).
+ * Words that name a read as often as a write are in neither table: `open` (open_nodes reads),
+ * `trigger`, `order`.
+ */
+export const WRITE_VERBS: readonly string[] = [
+  ...DESTROY_VERBS,
+  'create', 'add', 'insert', 'update', 'set', 'put', 'patch', 'edit', 'write', 'save', 'replace', 'rename', 'move', 'copy', 'upload', 'import', 'sync', 'merge',
+  'send', 'post', 'publish', 'notify', 'email', 'reply', 'forward', 'invite', 'share',
+  'pay', 'charge', 'refund', 'transfer', 'purchase', 'buy', 'withdraw', 'payout',
+  'deploy', 'release', 'rollback', 'provision', 'scale', 'restart', 'start', 'stop', 'run', 'execute', 'exec', 'schedule', 'apply', 'commit', 'push', 'approve', 'reject', 'submit', 'close', 'archive', 'toggle', 'enable', 'disable', 'lock', 'unlock', 'assign', 'launch', 'confirm',
+];
+
+/** The verb a tool name carries: the first word of the name found in a table, and which table. */
+export interface NameVerb {
+  verb: string;
+  kind: 'read' | 'write';
+  destroys: boolean;
+}
+
+/**
+ * The verb of a tool name: the first word of its last dotted or slashed segment (snake_case,
+ * camelCase and kebab-case alike, so `notes.delete` reads delete and `github.create_issue` reads
+ * create), when that word is in the read or write table; undefined otherwise (`simulate-research-query`
+ * starts with no verb of either table, and its `query` is a noun).
+ */
+export function verbOf(name: string): NameVerb | undefined {
+  const segment = name.split(/[./]/).filter(Boolean).at(-1) ?? name;
+  const w = wordsOf(segment)[0];
+  if (w === undefined) return undefined;
+  if (READ_VERBS.includes(w)) return { verb: w, kind: 'read', destroys: false };
+  if (WRITE_VERBS.includes(w)) return { verb: w, kind: 'write', destroys: DESTROY_VERBS.includes(w) };
+  return undefined;
+}
+
+/** A tool's hints: each as stated (`undefined` when absent) and as the spec's default fills it in. */
+export interface Hints {
+  stated: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
+  /** With the MCP defaults (2025-11-25 ToolAnnotations): readOnlyHint false, destructiveHint true, idempotentHint false, openWorldHint true. */
+  readOnly: boolean;
+  destructive: boolean;
+  idempotent: boolean;
+  openWorld: boolean;
+}
+
+/** The hints of a tool; a hint that is not a Boolean counts as absent. */
+export function hintsOf(tool: ListedTool): Hints {
+  const a = tool.annotations ?? {};
+  const b = (k: string) => (typeof a[k] === 'boolean' ? (a[k] as boolean) : undefined);
+  const stated = { readOnlyHint: b('readOnlyHint'), destructiveHint: b('destructiveHint'), idempotentHint: b('idempotentHint'), openWorldHint: b('openWorldHint') };
+  return {
+    stated,
+    readOnly: stated.readOnlyHint ?? false,
+    destructive: stated.destructiveHint ?? true,
+    idempotent: stated.idempotentHint ?? false,
+    openWorld: stated.openWorldHint ?? true,
+  };
+}
