@@ -16,6 +16,7 @@
 //       whole process environment, secrets included                              -> secret-echo
 //   open_dashboard()                    — opens http://127.0.0.1:8767 in a browser (xdg-open, or
 //       open on macOS) on EVERY call, including the {} a router sends       -> default-call-effects
+//       and it states no annotations at all, so clients must assume it writes  -> annotations
 //       (inside sealmark's sandbox the command is a logging shim: nothing opens)
 //   render_note(id: string)             — rejects a non-string id, but its error text includes a
 //       stack frame "at renderNote (/home/demo/notes/render.js:12:7)"             -> leak

@@ -12,6 +12,7 @@ import { gatherEffects } from './probes/effects.js';
 import { adoptLateReplies, gatherLimits } from './probes/limits.js';
 import { gatherOversized } from './probes/oversized.js';
 import { gatherConcurrency } from './probes/concurrency.js';
+import { gatherDesign } from './probes/design.js';
 import { checks as allChecks } from './checks/index.js';
 import type { Artifacts, Check } from './checks/check.js';
 import { buildReport, type Report } from './report/build.js';
@@ -131,6 +132,9 @@ async function auditSpec(options: AuditOptions, config: ResolvedConfig, spec: St
       if (needs.has('robust-input')) artifacts.robust = await gatherRobustInput(rec, tools, config, sandbox);
       if (needs.has('effects') && !session.exited) {
         artifacts.effects = await gatherEffects(rec, tools, config, { sandbox, all: options.all === true, allowEffects: options.allowEffects === true });
+      }
+      if (needs.has('design') && !session.exited && !artifacts.robust?.stopped) {
+        artifacts.design = await gatherDesign(rec, tools, config, sandbox, options.allowEffects === true);
       }
       // After robust-input stopped (three hangs, server gone) the server cannot be judged on the
       // gatherers below: more requests would only wait out the hang limit and blame the wrong probe.

@@ -74,3 +74,37 @@ export function hintsOf(tool: ListedTool): Hints {
     openWorld: stated.openWorldHint ?? true,
   };
 }
+
+/**
+ * Verbs of irreversible writes (SPEC section 5 two-step-writes; seed "Side-Effect Boundaries":
+ * money out, messages sent, infrastructure changed, data deleted).
+ */
+export const IRREVERSIBLE_VERBS: Readonly<Record<string, readonly string[]>> = {
+  money: ['pay', 'charge', 'refund', 'transfer', 'purchase', 'buy', 'withdraw', 'payout'],
+  messages: ['send', 'post', 'publish', 'notify', 'email', 'reply', 'forward', 'invite'],
+  deletion: DESTROY_VERBS,
+  deployment: ['deploy', 'release', 'rollback', 'provision', 'scale', 'restart'],
+};
+
+/** Which kind of irreversible write a tool's name says it makes, if any. */
+export function irreversibleKind(name: string): string | undefined {
+  const v = verbOf(name);
+  if (!v) return undefined;
+  return Object.entries(IRREVERSIBLE_VERBS).find(([, verbs]) => verbs.includes(v.verb))?.[0];
+}
+
+/** Names of an idempotency key parameter, as word sequences (`idempotency_key`, `requestId`, `client_token`). */
+export const KEY_NAMES: readonly (readonly string[])[] = [
+  ['idempotency', 'key'], ['idempotency'], ['idem', 'key'], ['request', 'id'], ['client', 'request', 'id'], ['client', 'token'], ['dedupe', 'key'], ['dedup', 'key'], ['dedupe', 'id'], ['operation', 'id'],
+];
+
+/** Names of the proposal id an execute step requires (`proposal_id`, `planId`, `preview_id`). */
+export const PROPOSAL_NAMES: readonly (readonly string[])[] = [
+  ['proposal', 'id'], ['proposal'], ['plan', 'id'], ['preview', 'id'], ['draft', 'id'], ['quote', 'id'], ['confirmation', 'id'], ['approval', 'id'], ['proposal', 'token'], ['confirmation', 'token'],
+];
+
+/** True when the words of `name` are exactly one of `names`. */
+export function nameIs(name: string, names: readonly (readonly string[])[]): boolean {
+  const w = wordsOf(name);
+  return names.some((seq) => seq.length === w.length && seq.every((x, i) => w[i] === x));
+}

@@ -15,6 +15,6 @@ export const packs: readonly PackInfo[] = [
   { id: 'core', title: 'Core protocol and input hygiene', checks: ['handshake', 'robust-input', 'protocol-errors', 'tool-schemas'] },
   { id: 'effects', title: 'Side effects a careless caller can arm', checks: ['armed-flags', 'default-call-effects', 'filler-call-effects', 'hidden-params'] },
   { id: 'limits', title: 'Limits: counts, sizes and load a careless caller sends', checks: ['bounded-limits', 'oversized-input', 'concurrency'] },
-  { id: 'design', title: 'Design: tools say what they do', checks: ['annotations', 'tool-naming'] },
+  { id: 'design', title: 'Design: tools say what they do', checks: ['annotations', 'tool-naming', 'idempotency-key', 'two-step-writes'] },
   { id: 'secrets', title: 'Secrets stay out of replies', checks: ['secret-echo'] },
 ];

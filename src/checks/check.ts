@@ -13,6 +13,7 @@ import type { EffectsRun } from '../probes/effects.js';
 import type { LimitsRun } from '../probes/limits.js';
 import type { OversizedRun } from '../probes/oversized.js';
 import type { ConcurrencyRun } from '../probes/concurrency.js';
+import type { DesignRun } from '../probes/design.js';
 
 /** A config key a check reads (SPEC section 7). */
 export interface CheckConfigKey {
@@ -77,7 +78,7 @@ export interface CheckMeta {
   requires: GathererId[];
 }
 
-export type GathererId = 'robust-input' | 'protocol-errors' | 'effects' | 'limits' | 'oversized' | 'concurrency';
+export type GathererId = 'robust-input' | 'protocol-errors' | 'effects' | 'limits' | 'oversized' | 'concurrency' | 'design';
 
 /** Per-tool bookkeeping of the robust-input gatherer. */
 export interface RobustToolRun {
@@ -123,6 +124,7 @@ export interface Artifacts {
   limits?: LimitsRun;
   oversized?: OversizedRun;
   concurrency?: ConcurrencyRun;
+  design?: DesignRun;
   /** Responses (after the handshake) whose id no request was waiting for. */
   strays: unknown[];
   config: ResolvedConfig;

@@ -16,10 +16,12 @@ import { check as oversizedInput } from './oversized-input.js';
 import { check as concurrency } from './concurrency.js';
 import { check as annotations } from './annotations.js';
 import { check as toolNaming } from './tool-naming.js';
+import { check as idempotencyKey } from './idempotency-key.js';
+import { check as twoStepWrites } from './two-step-writes.js';
 import { check as secretEcho } from './secret-echo.js';
 
 /** Every check sealmark has, keyed by nothing: order is report order. */
-export const checks: readonly Check[] = [handshake, robustInput, protocolErrors, toolSchemas, armedFlags, defaultCallEffects, fillerCallEffects, hiddenParams, boundedLimits, oversizedInput, concurrency, annotations, toolNaming, secretEcho];
+export const checks: readonly Check[] = [handshake, robustInput, protocolErrors, toolSchemas, armedFlags, defaultCallEffects, fillerCallEffects, hiddenParams, boundedLimits, oversizedInput, concurrency, annotations, toolNaming, idempotencyKey, twoStepWrites, secretEcho];
 
 /** The check with this id, or undefined. */
 export function checkById(id: string): Check | undefined {

@@ -156,7 +156,7 @@ export async function gatherLimits(rec: Recorder, tools: ListedTool[], config: R
  */
 export function adoptLateReplies(rec: Recorder, tools: ListedTool[]): void {
   const late = new Map<unknown, { atMs: number; message: unknown }>();
-  for (const l of rec.session.wire.lateResponses) late.set((l.message as { id?: unknown }).id, l);
+  for (const l of rec.session.wire.lateResponses) late.set(l.id, l);
   for (const call of rec.calls) {
     const l = late.get(call.exchange.id);
     if (!l || call.exchange.reply.kind !== 'hang' || !NOT_JSON_PROBES.has(call.probe)) continue;

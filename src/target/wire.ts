@@ -96,9 +96,10 @@ export class WireTransport implements Transport {
   /**
    * Replies to requests sealmark had stopped waiting for, that came after all (a slow tool, an
    * answer after `notifications/cancelled`). Not strays: the id was asked for. `atMs` is ms since
-   * the session started.
+   * the session started; `id` is the request answered (for an id-null parse error, the raw line
+   * it was matched to; `message` is always as the server sent it).
    */
-  readonly lateResponses: { atMs: number; message: unknown }[] = [];
+  readonly lateResponses: { atMs: number; message: unknown; id: number }[] = [];
   /** Set by the session once the SDK client has finished the handshake; from then on every response is the wire's. */
   handshakeDone = false;
   /** The `_meta` envelope the Client attached to its requests (2026-07-28 era); reused on ours. */
@@ -170,7 +171,7 @@ export class WireTransport implements Transport {
         this.abandoned.delete(m.id);
         this.abandonedRaw = this.abandonedRaw.filter((x) => x !== m.id);
         this.answered.add(m.id);
-        this.lateResponses.push({ atMs: this.inner.now(), message });
+        this.lateResponses.push({ atMs: this.inner.now(), message, id: m.id });
         return;
       }
       // JSON-RPC 2.0 section 5: a parse error (-32700) or an invalid request (-32600) is answered
@@ -182,7 +183,8 @@ export class WireTransport implements Transport {
         const late = this.abandonedRaw.shift();
         if (late !== undefined) {
           this.abandoned.delete(late);
-          this.lateResponses.push({ atMs: this.inner.now(), message: { ...m, id: late } });
+          // Kept as the server sent it (id null); `id` says which request it answered.
+          this.lateResponses.push({ atMs: this.inner.now(), message: m, id: late });
           return;
         }
         const rawWaiting = [...this.pending].filter(([, q]) => q.raw);

@@ -21,7 +21,8 @@ import type { Finding } from '../../src/types.js';
 // --- helpers -------------------------------------------------------------------------------------
 
 const ID = 'bounded-limits';
-const SEED_PROBES = { probes: [{ tool: 'run_batch', arguments: { max_calls: 2 } }] };
+/** The seed's valid call; the design pack's repeat of it is switched off so the admission trace is the limits pack's alone. */
+const SEED_PROBES = { probes: [{ tool: 'run_batch', arguments: { max_calls: 2 } }], checks: { 'idempotency-key': { enabled: false }, 'two-step-writes': { enabled: false } } };
 
 /** The limits probes of the gatherer, in the order they are sent. */
 const ALL_VALUES = [

@@ -39,7 +39,7 @@ describe('target cannot be audited', () => {
     expect(r.status).toBe('not-audited');
     expect(r.notAudited?.reason).toBe('empty-tools');
     // Every check but handshake, of every pack (core, effects, limits, design, secrets), in report order.
-    const others = ['robust-input', 'protocol-errors', 'tool-schemas', 'armed-flags', 'default-call-effects', 'filler-call-effects', 'hidden-params', 'bounded-limits', 'oversized-input', 'concurrency', 'annotations', 'tool-naming', 'secret-echo'];
+    const others = ['robust-input', 'protocol-errors', 'tool-schemas', 'armed-flags', 'default-call-effects', 'filler-call-effects', 'hidden-params', 'bounded-limits', 'oversized-input', 'concurrency', 'annotations', 'tool-naming', 'idempotency-key', 'two-step-writes', 'secret-echo'];
     expect(r.notAudited?.notChecked).toEqual(others);
     for (const id of others) expect(checkOf(r, id).verdict).toBe('n/a');
     expect(r.grade.letter).toBe('F');

@@ -192,7 +192,7 @@ describe('exit code 3: the target could not be audited', () => {
     expect(rep.status).toBe('not-audited');
     expect(rep.notAudited?.reason).toBe('exited-during-init');
     // Every check but handshake, in pack order: core, effects, limits, design, secrets.
-    expect(rep.notAudited?.notChecked).toEqual(['robust-input', 'protocol-errors', 'tool-schemas', 'armed-flags', 'default-call-effects', 'filler-call-effects', 'hidden-params', 'bounded-limits', 'oversized-input', 'concurrency', 'annotations', 'tool-naming', 'secret-echo']);
+    expect(rep.notAudited?.notChecked).toEqual(['robust-input', 'protocol-errors', 'tool-schemas', 'armed-flags', 'default-call-effects', 'filler-call-effects', 'hidden-params', 'bounded-limits', 'oversized-input', 'concurrency', 'annotations', 'tool-naming', 'idempotency-key', 'two-step-writes', 'secret-echo']);
     expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
   });
 });
@@ -230,7 +230,7 @@ describe('explain, list-checks, call', () => {
     }
   });
 
-  it('list-checks lists the fourteen checks of the core, effects, limits, design and secrets packs', async () => {
+  it('list-checks lists the sixteen checks of the core, effects, limits, design and secrets packs', async () => {
     const r = await runs.listChecks!;
     expect(r.code).toBe(0);
     const ids = r.stdout
@@ -238,7 +238,7 @@ describe('explain, list-checks, call', () => {
       .split('\n')
       .slice(1)
       .map((l) => l.split(/\s+/)[0]);
-    expect(ids).toEqual(['handshake', 'robust-input', 'protocol-errors', 'tool-schemas', 'armed-flags', 'default-call-effects', 'filler-call-effects', 'hidden-params', 'bounded-limits', 'oversized-input', 'concurrency', 'annotations', 'tool-naming', 'secret-echo']);
+    expect(ids).toEqual(['handshake', 'robust-input', 'protocol-errors', 'tool-schemas', 'armed-flags', 'default-call-effects', 'filler-call-effects', 'hidden-params', 'bounded-limits', 'oversized-input', 'concurrency', 'annotations', 'tool-naming', 'idempotency-key', 'two-step-writes', 'secret-echo']);
     expect(r.stdout).toMatch(/^tool-naming\s+design\s+scored\s+Names say read or write, as the annotations do$/m);
     expect(r.stdout).toMatch(/^secret-echo\s+secrets\s+capping\s+No reply carries a secret$/m);
     expect(r.stdout).toMatch(/^bounded-limits\s+limits\s+scored\s+Counts and durations are bounded/m);

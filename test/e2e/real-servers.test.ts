@@ -219,7 +219,9 @@ function expectSdk1ProtocolBehaviour(r: Report) {
 /** Assertions shared by every standard run: robust-input's liveness checks and the leak scan. */
 function expectAliveAndNoLeaks(r: Report) {
   // After every tool's probes, tools/list was answered: the server never stopped answering.
-  const liveness = r.calls.filter((c) => c.probe === 'liveness');
+  // (robust-input's liveness checks: those before the protocol probes; later packs judge their own.)
+  const protocolStart = r.calls.find((c) => c.probe === 'unknown-method')!.seq;
+  const liveness = r.calls.filter((c) => c.probe === 'liveness' && c.seq < protocolStart);
   expect(liveness.length).toBeGreaterThan(0);
   expect(liveness.every((c) => c.reply.kind === 'response')).toBe(true);
   // No reply carried a stack frame, a traceback or a home path with a line number.
@@ -291,7 +293,7 @@ describe('every standard run', () => {
     expectNoProcessLeft(runs.everything);
   });
 
-  it('grades: core 87.5 % everywhere; effects 50 / 75 / 100 %; limits 66.7 / 50 / 100 %; design 100 %; secrets 0 / 100 / 100 %; overall the mean of the packs', () => {
+  it('grades: core 87.5 % everywhere; effects 50 / 75 / 100 %; limits 66.7 / 50 / 100 %; design 83.3 / 83.3 / 75 %; secrets 0 / 100 / 100 %; overall the mean of the packs', () => {
     // core, each server: handshake 1 + robust-input 1 + protocol-errors 0.5 + tool-schemas 1 = 3.5 / 4 = 87.5 %.
     // effects, everything: armed-flags 1 + default-call-effects 0 + filler-call-effects 0 + hidden-params 1 = 2 / 4 = 50 %;
     // effects, filesystem: armed-flags 0 + default-call-effects 1 + filler-call-effects 1 + hidden-params 1 = 3 / 4 = 75 %;
@@ -301,18 +303,23 @@ describe('every standard run', () => {
     // limits, memory: oversized-input 1 + concurrency 1 = 2 / 2 = 100 % (bounded-limits n/a: no count).
     // secrets, everything: secret-echo fails (get-env returns the environment, canaries included): 0 %,
     //   and the grade is capped at D; filesystem and memory: pass, 100 %.
-    // design, each server: annotations 1 + tool-naming 1 = 100 % (every tool states its hints, the
-    //   names agree with them, and no read-only tool was seen to act).
-    // overall (the mean of the packs as shown): everything (87.5 + 50 + 66.7 + 100 + 0) / 5 = 60.84 → 60.8 → D
-    //   (also the cap); filesystem (87.5 + 75 + 50 + 100 + 100) / 5 = 82.5 → B; memory (87.5 + 100 × 4) / 5 = 97.5 → A.
-    const expected = { everything: [50, 66.7, 0, 60.8, 'D'], filesystem: [75, 50, 100, 82.5, 'B'], memory: [100, 100, 100, 97.5, 'A'] } as const;
+    // design: annotations 1 + tool-naming 1 everywhere (every tool states its hints, the names agree
+    //   with them, no read-only tool was seen to act); idempotency-key 0.5 everywhere (tools that
+    //   state readOnlyHint and idempotentHint false offer no key: everything's toggles and
+    //   simulate-research-query, filesystem's edit_file and move_file, memory's create/add tools);
+    //   two-step-writes n/a on everything and filesystem (no irreversible name), 0.5 on memory (the
+    //   three delete_ tools act in one step). everything and filesystem 2.5 / 3 = 83.3 %, memory 3 / 4 = 75 %.
+    // overall (the mean of the packs as shown): everything (87.5 + 50 + 66.7 + 83.3 + 0) / 5 = 57.5 → F
+    //   (below the D cap); filesystem (87.5 + 75 + 50 + 83.3 + 100) / 5 = 79.16 → 79.2 → C;
+    //   memory (87.5 + 100 + 100 + 75 + 100) / 5 = 92.5 → A.
+    const expected = { everything: [50, 66.7, 83.3, 0, 57.5, 'F'], filesystem: [75, 50, 83.3, 100, 79.2, 'C'], memory: [100, 100, 75, 100, 92.5, 'A'] } as const;
     for (const [name, r] of Object.entries(runs)) {
-      const [effects, limits, secrets, percent, letter] = expected[name as keyof typeof expected];
+      const [effects, limits, design, secrets, percent, letter] = expected[name as keyof typeof expected];
       expect(r.report.grade.packs.map((p) => [p.pack, p.percent]), name).toEqual([
         ['core', 87.5],
         ['effects', effects],
         ['limits', limits],
-        ['design', 100],
+        ['design', design],
         ['secrets', secrets],
       ]);
       expect(r.report.grade.percent, name).toBe(percent);

@@ -1,4 +1,7 @@
 /** Test helpers: run real audits against fixture servers and pick results out of the report. */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { audit } from '../../src/audit.js';
 import { checks } from '../../src/checks/index.js';
@@ -11,7 +14,7 @@ export const root = fileURLToPath(new URL('../../', import.meta.url));
 
 /**
  * Config that switches off the checks of the later packs that make calls of their own or need
- * other gatherers' calls (limits; design's annotations), for tests about the core and effects
+ * other gatherers' calls (limits; design's annotations, idempotency-key, two-step-writes), for tests about the core and effects
  * checks, where they would only add calls.
  */
 export const LATER_PACKS_OFF = {
@@ -19,6 +22,8 @@ export const LATER_PACKS_OFF = {
   'oversized-input': { enabled: false },
   concurrency: { enabled: false },
   annotations: { enabled: false },
+  'idempotency-key': { enabled: false },
+  'two-step-writes': { enabled: false },
 } as const;
 
 /** Probe ids of the limits pack's calls (bounded-limits, oversized-input, concurrency), from their meta. */
@@ -41,10 +46,12 @@ export async function auditFixture(
   name: string,
   raw: Record<string, unknown> = {},
   extraArgs: string[] = [],
-  opts: { sandbox?: boolean } = {},
+  opts: { sandbox?: boolean; cwd?: string } = {},
 ): Promise<Report> {
   const { command, args } = fixtureCommand(name);
-  return audit({ command, args: [...args, ...extraArgs], config: parseConfig(raw, configRegistry()), sandbox: opts.sandbox });
+  // Without the sandbox a server runs in a directory of its own, never in the repository.
+  const cwd = opts.cwd ?? (opts.sandbox === false ? mkdtempSync(join(tmpdir(), 'sealmark-nosandbox-')) : undefined);
+  return audit({ command, args: [...args, ...extraArgs], config: parseConfig(raw, configRegistry()), sandbox: opts.sandbox, cwd });
 }
 
 /** The result of one check; throws when the check is not in the report. */

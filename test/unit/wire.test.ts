@@ -130,7 +130,7 @@ describe('WireTransport id-null parse errors', () => {
     const second = w.request('tools/call', { name: 'a', arguments: { n: 'MARK' } }, 1000, { splice: { marker: 'MARK', text: 'Infinity' } });
     // The first line's parse error arrives now: it is the first request's late answer.
     inner.deliver(parseError);
-    expect(w.lateResponses.map((l) => l.message)).toEqual([{ ...parseError, id: abandoned.id }]);
+    expect(w.lateResponses.map((l) => [l.id, l.message])).toEqual([[abandoned.id, parseError]]);
     // The second line's own parse error then settles the second request.
     inner.deliver(parseError);
     const ex = await second;

@@ -1,0 +1,90 @@
+/**
+ * idempotency-key (pack design, scored): a tool that writes and is not idempotent accepts an
+ * idempotency key, and the same call made twice has one effect (seed "Side-Effect Boundaries":
+ * "If a network blip causes the same write to be called twice, the system should detect it and
+ * refuse the duplicate"; SPEC section 5; case C10).
+ */
+import { whyNotRun, type Check, type CheckMeta } from './check.js';
+import { finding, verdictOf } from './finding.js';
+import { KEY_NAMES } from '../naming.js';
+import { keyProperty, REPEAT_KEY, writesNonIdempotently } from '../probes/design.js';
+import type { Finding } from '../types.js';
+
+export const meta: CheckMeta = {
+  id: 'idempotency-key',
+  title: 'Writes that are not idempotent take a key, and a repeat has one effect',
+  pack: 'design',
+  weight: 'scored',
+  scope: 'server',
+  decidedBy: 'sidechannel',
+  since: '0.1',
+  severity: 'warning',
+  requires: ['design'],
+  config: [],
+  probes: [
+    { id: 'repeat-first', core: true, description: 'In the sandbox, a writing, non-idempotent tool with a `probes:` entry is called with that entry\'s arguments (plus the key, when the tool offers one and the entry sets none).' },
+    { id: 'repeat-second', core: true, description: 'The very same call again, as a retry loop or a network blip sends it.' },
+  ],
+  verdicts: [
+    { verdict: 'fail', when: 'both calls of a repeat had effects (no key offered, or the same key ignored)' },
+    { verdict: 'partial', when: 'a tool that writes and is not idempotent offers no idempotency key' },
+    { verdict: 'pass', when: 'every such tool offers a key, and every repeat had at most one effect' },
+    { verdict: 'n/a', when: 'no tool writes non-idempotently (readOnlyHint or idempotentHint true, or no write in its name or hints)' },
+  ],
+  messages: {
+    'no-key': '{tool}: writes and is not idempotent, but offers no idempotency key ({names})',
+    'double-effect': '{tool}: the same call twice made two effects, and the tool offers no key to tell them apart: {effect}',
+    'key-ignored': '{tool}: the same call twice with the same {key} made two effects: {effect}',
+    'key-honoured': '{tool}: the second call with the same {key} had no effect',
+    'not-repeated': '{tool}: not repeated: it needs a probes: entry (a valid call) to be called twice',
+  },
+  docs: {
+    summary:
+      'Retries happen: a client times out and sends again, a model calls the same tool twice in one turn. A read repeated is harmless; a refund, an email or an order repeated is not. A write that is not idempotent should take a key that makes the second call a no-op, as payment APIs do.',
+    how: [
+      'A tool writes and is not idempotent when, with the MCP defaults applied, readOnlyHint and idempotentHint are both false, and it says it writes: it states readOnlyHint false or its name starts with a write verb (the tables of tool-naming).',
+      `Statically, such a tool must offer a string property named like a key: ${KEY_NAMES.map((k) => k.join('_')).join(', ')} (any naming style). A missing key is partial.`,
+      `Dynamically, in the sandbox, each such tool with a \`probes:\` entry (expect ok) is called twice with the entry's arguments, plus \`${REPEAT_KEY}\` in its key property when it offers one. When the first call had an effect (the effect log of default-call-effects), the second must have none: two effects fail the check.`,
+      'Scoring: scored (pass 1, partial 0.5, fail 0).',
+    ],
+    fix: 'Accept an idempotency key (or derive one from the conversation and the request, as the seed shows for Stripe), remember the keys you have acted on, and answer a repeated key with the first result instead of acting again.',
+    falsePositives: ['A tool whose writes are naturally idempotent but does not state idempotentHint: true is asked for a key; state the hint.'],
+    falseNegatives: [
+      'Without a probes: entry the repeat is not made (listed as not repeated); effects outside the sandbox\'s scratch folders are not seen.',
+      'A key property named otherwise (`nonce`, `token`) is not recognised.',
+    ],
+    limits: ['Without the sandbox (and without --allow-effects) only the static half runs.'],
+  },
+};
+
+export const check: Check = {
+  meta,
+  judge(a) {
+    const out: Finding[] = [];
+    const writers = a.tools.filter(writesNonIdempotently);
+    if (writers.length === 0) return { id: meta.id, verdict: 'n/a', findings: [], notes: ['no tool writes non-idempotently'] };
+    for (const t of writers) {
+      if (!keyProperty(t)) out.push(finding(meta, 'no-key', 'partial', { tool: t.name, names: 'idempotency_key, request_id, client_token, dedupe_key …' }, { schemaPaths: [`tools[${t.index}].inputSchema.properties`] }, { tool: t.name }));
+    }
+    const notes: string[] = [];
+    const run = a.design;
+    if (!run) notes.push(`the repeats were not made (${whyNotRun(a)})`);
+    else if (!run.ran) notes.push(run.why ?? 'the repeats were not made');
+    for (const name of run?.notRepeated ?? []) out.push(finding(meta, 'not-repeated', 'info', { tool: name }, {}, { tool: name }));
+    for (const r of run?.repeats ?? []) {
+      const [first, second] = r.seqs.map((s) => a.calls.find((c) => c.seq === s));
+      if (!first?.effects?.length) {
+        notes.push(`${r.tool}: the first call had no effect the sandbox could see, so the repeat says nothing`);
+        continue;
+      }
+      const key = r.key !== undefined ? `key ${JSON.stringify(r.key)}` : '';
+      if (second?.effects?.length) {
+        const effect = second.effects.map((e) => `${e.kind}: ${e.detail}`).join('; ');
+        out.push(finding(meta, r.key !== undefined ? 'key-ignored' : 'double-effect', 'fail', { tool: r.tool, key, effect }, { calls: [...r.seqs], quotes: [...first.effects, ...second.effects].map((e) => e.detail) }, { tool: r.tool }));
+      } else if (r.key !== undefined) {
+        out.push(finding(meta, 'key-honoured', 'info', { tool: r.tool, key }, { calls: [...r.seqs] }, { tool: r.tool }));
+      }
+    }
+    return { id: meta.id, verdict: verdictOf(out), findings: out, notes };
+  },
+};
