@@ -158,9 +158,13 @@ export const check: Check = {
       }
       const why = c.invalidBecause?.[0] ?? 'invalid';
       switch (cl.class) {
-        case 'accepted':
-          out.push(finding(meta, 'accepted', 'partial', { ...base, why }, { calls: [c.seq], quotes: c.invalidBecause?.slice(0, 3) }, replayOf(c)));
+        case 'accepted': {
+          // In the sandbox, what the accepted call set off is shown beside the proof of invalidity
+          // (case C7: the undeclared key reached the effect).
+          const effects = (c.effects ?? []).map((e) => `effect: ${e.kind}: ${e.detail}`);
+          out.push(finding(meta, 'accepted', 'partial', { ...base, why }, { calls: [c.seq], quotes: [...(c.invalidBecause?.slice(0, 3) ?? []), ...effects] }, replayOf(c)));
           break;
+        }
         case 'lenient-downstream':
           out.push(finding(meta, 'lenient-downstream', 'partial', { ...base, text: cl.text.slice(0, 200) }, { calls: [c.seq], quotes: [cl.text.slice(0, 200)] }, replayOf(c)));
           break;

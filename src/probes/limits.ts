@@ -219,12 +219,22 @@ async function probeAll(rec: Recorder, tools: ListedTool[], config: ResolvedConf
           continue;
         }
         const sentArgs = v.raw !== undefined ? withProperty(others, lp.property.name, RAW_MARKER) : args;
-        const call = await send(rec, tool.name, v, sentArgs, hangMs, declared, sandbox, tool.annotations?.readOnlyHint === true, lp.kind === 'count', {
-          target: lp.property.name,
-          // A function, not a string: `$'` in a property name must not be read as a replacement pattern.
-          rawArguments: v.raw !== undefined ? JSON.stringify(sentArgs).replace(JSON.stringify(RAW_MARKER), () => v.raw!) : undefined,
-          value: v.raw ?? JSON.stringify(v.json),
-          invalidBecause: invalidBecause.length > 0 ? invalidBecause : undefined,
+        const call = await send(rec, {
+          tool: tool.name,
+          v,
+          args: sentArgs,
+          hangMs,
+          declared,
+          sandbox,
+          readOnly: tool.annotations?.readOnlyHint === true,
+          countable: lp.kind === 'count',
+          extra: {
+            target: lp.property.name,
+            // A function, not a string: `$'` in a property name must not be read as a replacement pattern.
+            rawArguments: v.raw !== undefined ? JSON.stringify(sentArgs).replace(JSON.stringify(RAW_MARKER), () => v.raw!) : undefined,
+            value: v.raw ?? JSON.stringify(v.json),
+            invalidBecause: invalidBecause.length > 0 ? invalidBecause : undefined,
+          },
         });
         entry.sent.push(v.probe);
         const cls = call.classification?.class;
@@ -285,45 +295,37 @@ function withProperty(others: Record<string, unknown>, name: string, value: unkn
   return out;
 }
 
-/**
- * Sends one limits probe and records it with what it admitted. A line that is not JSON is followed
- * by a `tools/list`; once that is answered, the probe's reply is waited for
- * {@link DROPPED_LINE_GRACE_MS} more and then recorded as dropped (a `hang` of the time waited).
- */
-async function send(
-  rec: Recorder,
-  tool: string,
-  v: LimitValue,
-  args: Record<string, unknown>,
-  hangMs: number,
-  declared: string[],
-  sandbox: Sandbox | undefined,
-  readOnly: boolean,
-  countable: boolean,
-  extra: Partial<ProbeCall>,
-): Promise<ProbeCall> {
-  const splice = v.raw !== undefined ? { marker: RAW_MARKER, text: v.raw } : undefined;
-  // A tool that claims to be read-only is not waited for: effects it sets off without waiting
-  // are the annotations check's business; any it caused before replying are still read.
-  // The grace period is skipped only after a rejected call to a tool that claims to be read-only:
-  // after an accepted call an effect set off without waiting would otherwise land on the next
-  // call, and a rejected call to a tool that may write is exactly where a late effect matters.
-  return watched(sandbox, () => make(rec, tool, v, args, hangMs, declared, countable, extra, splice), {
-    graceMs: (c) => (readOnly && c.classification?.class !== 'accepted' && c.classification?.class !== 'lenient-downstream' ? 0 : EFFECT_GRACE_MS),
-  });
+/** One limits probe to send: the tool, the value, the arguments it goes in, and how to watch it. */
+interface Send {
+  tool: string;
+  v: LimitValue;
+  args: Record<string, unknown>;
+  hangMs: number;
+  declared: string[];
+  sandbox: Sandbox | undefined;
+  /** The tool states readOnlyHint: true. */
+  readOnly: boolean;
+  /** The property is a count (items are counted), not a duration. */
+  countable: boolean;
+  extra: Partial<ProbeCall>;
 }
 
-async function make(
-  rec: Recorder,
-  tool: string,
-  v: LimitValue,
-  args: Record<string, unknown>,
-  hangMs: number,
-  declared: string[],
-  countable: boolean,
-  extra: Partial<ProbeCall>,
-  splice: { marker: string; text: string } | undefined,
-): Promise<ProbeCall> {
+/**
+ * Sends one limits probe, watched for effects, and records what it admitted. A line that is not
+ * JSON is followed by a `ping`; once that is answered, the probe's reply is waited for
+ * {@link DROPPED_LINE_GRACE_MS} more and then recorded as dropped (a `hang` of the time waited).
+ * The grace period for late effects is skipped only after a rejected call to a tool that claims
+ * to be read-only: after an accepted call a late effect would otherwise land on the next call,
+ * and a rejected call to a tool that may write is exactly where a late effect matters.
+ */
+function send(rec: Recorder, s: Send): Promise<ProbeCall> {
+  const admitted = (c: ProbeCall) => c.classification?.class === 'accepted' || c.classification?.class === 'lenient-downstream';
+  return watched(s.sandbox, () => make(rec, s), { graceMs: (c) => (s.readOnly && !admitted(c) ? 0 : EFFECT_GRACE_MS) });
+}
+
+async function make(rec: Recorder, s: Send): Promise<ProbeCall> {
+  const { tool, v, args, hangMs, declared, extra } = s;
+  const splice = v.raw !== undefined ? { marker: RAW_MARKER, text: v.raw } : undefined;
   let call: ProbeCall;
   if (v.notJson) {
     const stop = new AbortController();
@@ -345,7 +347,7 @@ async function make(
   }
   const reply = call.exchange.reply;
   // Items say how much work a count admitted; a duration admits time, not items.
-  if (countable && call.classification?.class === 'accepted' && reply.kind === 'response') {
+  if (s.countable && call.classification?.class === 'accepted' && reply.kind === 'response') {
     const items = countItems(reply.result);
     if (items !== undefined) call.items = items;
   }

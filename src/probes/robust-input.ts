@@ -21,7 +21,7 @@ import type { Recorder } from './recorder.js';
 import { uncallable } from './callable.js';
 import { countItems } from '../limits.js';
 import type { Sandbox } from '../target/sandbox.js';
-import { watched } from './watch.js';
+import { EFFECT_GRACE_MS, watched } from './watch.js';
 
 /** One planned invalid call. `args` undefined = the `arguments` member is omitted. */
 interface PlannedProbe {
@@ -189,8 +189,10 @@ export async function gatherRobustInput(rec: Recorder, tools: ListedTool[], conf
           target: p.target || undefined,
           invalidBecause: p.invalidBecause.length > 0 ? p.invalidBecause : undefined,
         });
-      // The valid call is watched in the sandbox: what a read-only tool does is its annotations' test.
-      const call = p.probe === 'read-only-no-args' ? await watched(sandbox, send) : await send();
+      // Every call is watched in the sandbox: what an accepted invalid call set off is its evidence
+      // (case C7), and what a read-only tool does is its annotations' test. Only the valid call
+      // waits the grace period; an invalid one is read at once.
+      const call = await watched(sandbox, send, { graceMs: p.probe === 'read-only-no-args' ? EFFECT_GRACE_MS : 0 });
       entry.probes.push(p.probe);
       const cls = call.classification?.class;
       if (cls === 'exited' || rec.session.exited) {

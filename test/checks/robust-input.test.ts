@@ -607,3 +607,18 @@ describe('planProbes', () => {
     expect(probes).not.toContain('no-arguments');
   });
 });
+
+// --- case C7: an undeclared key that reaches the downstream call ------------------------------------
+
+describe('C7: create_app forwards every argument downstream (cases/c7-create-app.mjs)', () => {
+  it('is partial `accepted`, and the evidence shows sm_unexpected in the curl the call set off', async () => {
+    const r = await run('cases/c7-create-app.mjs');
+    expect(checkOf(r, 'robust-input').verdict).toBe('partial');
+    expect(graded(r, 'robust-input')).toEqual(['accepted']);
+    const [f] = findingsOf(r, 'robust-input', 'accepted');
+    expect(f!.evidence.quotes).toContain('effect: shim: curl -sS --max-time 2 -X POST -d {"client_id":12345,"name":12345,"sm_unexpected":"sealmark"} http://127.0.0.1:9/apps');
+    const extra = callByProbe(r, 'create_app', 'extra-argument');
+    expect(extra.class).toBe('accepted');
+    expect(extra.effects).toEqual([{ kind: 'shim', detail: 'curl -sS --max-time 2 -X POST -d {"client_id":12345,"name":12345,"sm_unexpected":"sealmark"} http://127.0.0.1:9/apps' }]);
+  });
+});

@@ -740,7 +740,11 @@ describe('the limits pack on the reference servers', () => {
     // oversized-input: read_multiple_files (read-only, `paths` with no maxItems) is sent 100,000
     // paths and works through them one by one: no reply within the 10 s hang limit (about 30 s when
     // measured unsandboxed). The server keeps answering tools/list meanwhile.
-    expect(limitFindings(r, 'oversized-input')).toEqual(['no-answer read_multiple_files.paths']);
+    // On a loaded machine the server, still working through the paths, may also miss the 10 s for
+    // the tools/list after them (`not-alive`, the same tool): the only other finding allowed.
+    const over = limitFindings(r, 'oversized-input');
+    expect(over[0]).toBe('no-answer read_multiple_files.paths');
+    expect(over.slice(1).every((x) => x === 'not-alive read_multiple_files')).toBe(true);
     const [f] = findingsOf(r, 'oversized-input', 'no-answer');
     expect(f!.data.what).toBe('a 100,000-item array');
     expect(f!.request!.length).toBeLessThanOrEqual(4097);

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { audit } from '../../src/audit.js';
 import { checks } from '../../src/checks/index.js';
+import { ARGUMENT_CANARY } from '../../src/secrets.js';
 import { configRegistry } from '../../src/config/defaults.js';
 import { parseConfig } from '../../src/config/schema.js';
 import type { Report, ReportCheck } from '../../src/report/build.js';
@@ -51,7 +52,18 @@ export async function auditFixture(
   const { command, args } = fixtureCommand(name);
   // Without the sandbox a server runs in a directory of its own, never in the repository.
   const cwd = opts.cwd ?? (opts.sandbox === false ? mkdtempSync(join(tmpdir(), 'sealmark-nosandbox-')) : undefined);
-  return audit({ command, args: [...args, ...extraArgs], config: parseConfig(raw, configRegistry()), sandbox: opts.sandbox, cwd });
+  const report = await audit({ command, args: [...args, ...extraArgs], config: parseConfig(raw, configRegistry()), sandbox: opts.sandbox, cwd });
+  expectNoCanary(report, name);
+  return report;
+}
+
+/**
+ * SPEC section 8: no report ever carries a canary (the environment canaries or the argument
+ * canary). Every audit of a fixture is held to it; throws naming the fixture.
+ */
+export function expectNoCanary(report: unknown, name: string): void {
+  const text = JSON.stringify(report);
+  if (/smk_env_[0-9a-f]{24}/.test(text) || text.includes(ARGUMENT_CANARY)) throw new Error(`the report of ${name} contains a canary in clear`);
 }
 
 /** The result of one check; throws when the check is not in the report. */
