@@ -133,9 +133,6 @@ async function auditSpec(options: AuditOptions, config: ResolvedConfig, spec: St
       if (needs.has('effects') && !session.exited) {
         artifacts.effects = await gatherEffects(rec, tools, config, { sandbox, all: options.all === true, allowEffects: options.allowEffects === true });
       }
-      if (needs.has('design') && !session.exited && !artifacts.robust?.stopped) {
-        artifacts.design = await gatherDesign(rec, tools, config, sandbox, options.allowEffects === true);
-      }
       // After robust-input stopped (three hangs, server gone) the server cannot be judged on the
       // gatherers below: more requests would only wait out the hang limit and blame the wrong probe.
       // protocol-errors goes before the limits pack, so that a server that dies on a limit value
@@ -147,6 +144,9 @@ async function auditSpec(options: AuditOptions, config: ResolvedConfig, spec: St
       // The two that may take a fragile server down come last.
       if (needs.has('concurrency') && !session.exited && !stopped) artifacts.concurrency = await gatherConcurrency(rec, tools, config);
       if (needs.has('oversized') && !session.exited && !stopped) artifacts.oversized = await gatherOversized(rec, tools, config);
+      // The design pack's real writes (repeats, made-up proposals) last of all: a server that dies
+      // on one must not escape the checks above by it.
+      if (needs.has('design') && !session.exited && !stopped) artifacts.design = await gatherDesign(rec, tools, config, sandbox, options.allowEffects === true);
     }
     await session.close();
     // A reply to a request sealmark stopped waiting for may come until the end: each one found

@@ -18,50 +18,100 @@ export const MIN_SECRET_LENGTH = 4;
 /** Shortest value of a variable whose name does not say credential that is treated as a secret. */
 export const MIN_PLAIN_SECRET_LENGTH = 8;
 
-/** Report keys whose values are sealmark's own identifiers, never a server's text. */
-const OWN_KEYS = new Set(['id', 'checkId', 'messageId', 'pack', 'probe', 'class', 'verdict', 'level', 'weight', 'severity', 'kind', 'method', 'status', 'letter', 'check', 'pattern', 'schemaVersion', 'methodologyVersion', 'cliVersion']);
+/**
+ * Identifiers sealmark itself writes into a report (check, pack, message and probe ids, reply
+ * classes, verdicts …), registered by the modules that define them. A string under one of the
+ * {@link OWN_KEYS} that is exactly one of these is left alone, so that `MODE=limit` never turns
+ * `bounded-limits` into `bounded-[redacted:MODE]s`; a server's own data under the same keys
+ * (`structuredContent.id`) is never one of them by chance and is redacted like any other text.
+ */
+const OWN_VALUES = new Set<string>();
+const OWN_KEYS = new Set(['id', 'checkId', 'messageId', 'pack', 'probe', 'class', 'verdict', 'level', 'weight', 'severity', 'kind', 'method', 'status', 'letter', 'check', 'pattern']);
+
+/** Registers identifiers of sealmark's own (see {@link OWN_VALUES}). */
+export function registerOwnIdentifiers(values: Iterable<string>): void {
+  for (const v of values) OWN_VALUES.add(v);
+}
+
+/** Deepest level of a value redacted; anything deeper is replaced by a note, never copied unread. */
+const MAX_DEPTH = 200;
 
 export class Redactor {
   private readonly pairs: { plain: string; mark: string }[];
 
   /**
    * `secrets`: name → value, e.g. the merged `env` a server was started with by the user and the
-   * environment canaries. The argument canary is always redacted.
+   * environment canaries. The argument canary is always redacted. Each secret is also looked for
+   * as JSON writes it (a `"` or `\` inside escaped), and, at the very start or end of a text, cut
+   * short (a quote or a tail truncated through the middle of a secret still hides it).
    */
   constructor(secrets: Record<string, string> = {}) {
-    this.pairs = Object.entries({ ...secrets, [ARGUMENT_CANARY_NAME]: ARGUMENT_CANARY })
-      .filter(([k, v]) => isSecret(k, v))
-      // Longest first, so a secret that contains another is replaced whole.
-      .sort((a, b) => b[1].length - a[1].length)
-      .map(([k, v]) => ({ plain: v, mark: `[redacted:${k}]` }));
+    const pairs: { plain: string; mark: string }[] = [];
+    for (const [k, v] of Object.entries({ ...secrets, [ARGUMENT_CANARY_NAME]: ARGUMENT_CANARY })) {
+      if (!isSecret(k, v)) continue;
+      const mark = `[redacted:${k}]`;
+      pairs.push({ plain: v, mark });
+      const escaped = JSON.stringify(v).slice(1, -1);
+      if (escaped !== v) pairs.push({ plain: escaped, mark });
+    }
+    // Longest first, so a secret that contains another is replaced whole.
+    this.pairs = pairs.sort((a, b) => b.plain.length - a.plain.length);
   }
 
-  /** Redacts plain text: the secrets, then the credential patterns. */
+  /** Redacts plain text: the secrets (whole, escaped, or cut at either end), then the credential patterns. */
   text(s: string): string {
     let out = s;
     for (const p of this.pairs) out = out.split(p.plain).join(p.mark);
+    for (const p of this.pairs) out = cutEnds(out, p.plain, p.mark);
     for (const p of CREDENTIAL_PATTERNS) out = out.replace(p.pattern, `[redacted:${p.id}]`);
     return out;
   }
 
   /**
-   * A deep copy of `value` with every secret redacted in every string (keys included). Strings
-   * only: replacing inside JSON text could hit JSON's own tokens (`true`, a number) and break it.
+   * A deep copy of `value` with every secret redacted in every string (keys included) and in every
+   * number equal to a numeric secret. Strings only otherwise: replacing inside JSON text could hit
+   * JSON's own tokens (`true`, a number) and break it.
    */
   value<T>(value: T): T {
     return this.walk(value, 0) as T;
   }
 
   private walk(v: unknown, depth: number): unknown {
+    if (depth > MAX_DEPTH) return '[not shown: nested deeper than 200 levels]';
     if (typeof v === 'string') return this.text(v);
-    if (typeof v !== 'object' || v === null || depth > 200) return v;
+    if (typeof v === 'number') {
+      const hit = this.pairs.find((p) => p.plain === String(v));
+      return hit ? hit.mark : v;
+    }
+    if (typeof v !== 'object' || v === null) return v;
     if (Array.isArray(v)) return v.map((x) => this.walk(x, depth + 1));
     const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) out[this.text(k)] = OWN_KEYS.has(k) && typeof x === 'string' ? x : this.walk(x, depth + 1);
+    for (const [k, x] of Object.entries(v)) out[this.text(k)] = OWN_KEYS.has(k) && typeof x === 'string' && OWN_VALUES.has(x) ? x : this.walk(x, depth + 1);
     return out;
   }
 }
 
+/** Shortest piece of a secret hidden when a text was cut through it (characters). */
+const MIN_CUT = 6;
+
+/** Hides a secret cut short at the start or the end of `s` (a truncated quote or tail). */
+function cutEnds(s: string, secret: string, mark: string): string {
+  let out = s;
+  const end = out.replace(/…$/, '');
+  for (let n = secret.length - 1; n >= MIN_CUT; n--) {
+    if (end.endsWith(secret.slice(0, n))) {
+      out = end.slice(0, end.length - n) + mark + out.slice(end.length);
+      break;
+    }
+  }
+  for (let n = secret.length - 1; n >= MIN_CUT; n--) {
+    if (out.startsWith(secret.slice(secret.length - n))) {
+      out = mark + out.slice(n);
+      break;
+    }
+  }
+  return out;
+}
 
 /** Whether the value of variable `name` is to be redacted (see {@link Redactor}). */
 export function isSecret(name: string, value: string): boolean {

@@ -73,12 +73,18 @@ export interface SecretSet {
   user: Record<string, string>;
 }
 
-/** Names that say an environment variable holds a credential. */
-const CREDENTIAL_VARIABLE = /key|token|secret|passw|pwd|auth|credential|cookie|session|private|signature/i;
+/** Words that make a variable name a credential wherever they stand (`DB_PASSWORD`, `SECRET_ENV`). */
+const CREDENTIAL_ANYWHERE = new Set(['token', 'secret', 'password', 'passwd', 'pwd', 'passphrase', 'apikey', 'credential', 'credentials', 'cookie', 'signature', 'authorization', 'bearer']);
+/** Words that make one only as its last word (`API_KEY`, `ACCESS_KEY`, `GITHUB_PAT`, but not `KEYSPACE`, `AUTH_MODE`). */
+const CREDENTIAL_LAST = new Set(['key', 'pat', 'pass', 'pin', 'auth']);
 
-/** True when a variable's name says it holds a credential (`API_TOKEN`, `db_password`). */
+/**
+ * True when a variable's name says it holds a credential (`API_TOKEN`, `db_password`, `AWS_SECRET_ACCESS_KEY`),
+ * read as words, so that `AUTH_MODE` or `KEYSPACE` are not.
+ */
 export function namedLikeCredential(name: string): boolean {
-  return CREDENTIAL_VARIABLE.test(name);
+  const words = wordsOf(name);
+  return words.some((w) => CREDENTIAL_ANYWHERE.has(w)) || CREDENTIAL_LAST.has(words[words.length - 1] ?? '');
 }
 
 /**
@@ -104,9 +110,11 @@ export function scanSecrets(raw: unknown, secrets: SecretSet): SecretHit[] {
   for (const where of ['result', 'error'] as const) {
     if (!(where in r)) continue;
     const text = (JSON.stringify(r[where]) ?? '').slice(0, MAX_SCAN);
-    for (const [name, value] of Object.entries(secrets.env)) if (text.includes(value)) hits.push({ kind: 'env-canary', name, where });
-    if (text.includes(ARGUMENT_CANARY)) hits.push({ kind: 'argument-canary', name: ARGUMENT_CANARY_NAME, where });
-    for (const [name, value] of Object.entries(secrets.user)) if (text.includes(value)) hits.push({ kind: 'user-secret', name, where });
+    // The text is JSON: a secret with a `"` or `\\` in it appears escaped there.
+    const has = (value: string) => text.includes(value) || text.includes(JSON.stringify(value).slice(1, -1));
+    for (const [name, value] of Object.entries(secrets.env)) if (has(value)) hits.push({ kind: 'env-canary', name, where });
+    if (has(ARGUMENT_CANARY)) hits.push({ kind: 'argument-canary', name: ARGUMENT_CANARY_NAME, where });
+    for (const [name, value] of Object.entries(secrets.user)) if (has(value)) hits.push({ kind: 'user-secret', name, where });
     for (const p of CREDENTIAL_PATTERNS) {
       p.pattern.lastIndex = 0;
       if (p.pattern.test(text)) hits.push({ kind: 'pattern', name: p.id, where });

@@ -7,7 +7,7 @@
 import { whyNotRun, type Check, type CheckMeta } from './check.js';
 import { finding, verdictOf } from './finding.js';
 import { KEY_NAMES } from '../naming.js';
-import { keyProperty, REPEAT_KEY, writesNonIdempotently } from '../probes/design.js';
+import { keyProperty, writesNonIdempotently } from '../probes/design.js';
 import type { Finding } from '../types.js';
 
 export const meta: CheckMeta = {
@@ -44,7 +44,7 @@ export const meta: CheckMeta = {
     how: [
       'A tool writes and is not idempotent when, with the MCP defaults applied, readOnlyHint and idempotentHint are both false, and it says it writes: it states readOnlyHint false or its name starts with a write verb (the tables of tool-naming).',
       `Statically, such a tool must offer a string property named like a key: ${KEY_NAMES.map((k) => k.join('_')).join(', ')} (any naming style). A missing key is partial.`,
-      `Dynamically, in the sandbox, each such tool with a \`probes:\` entry (expect ok) is called twice with the entry's arguments, plus \`${REPEAT_KEY}\` in its key property when it offers one. When the first call had an effect (the effect log of default-call-effects), the second must have none: two effects fail the check.`,
+      `Dynamically, in the sandbox, each such tool with a \`probes:\` entry (expect ok) is called twice with the entry's arguments, plus a key made up for the run (\`repeat-\` and 16 hex digits, new each run so that no server can recognise it) in its key property when it offers one. When the first call had an effect (the effect log of default-call-effects), the second must have none: two effects fail the check.`,
       'Scoring: scored (pass 1, partial 0.5, fail 0).',
     ],
     fix: 'Accept an idempotency key (or derive one from the conversation and the request, as the seed shows for Stripe), remember the keys you have acted on, and answer a repeated key with the first result instead of acting again.',

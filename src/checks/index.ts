@@ -3,6 +3,8 @@
  * id, an entry here and in src/packs.ts, a test, and `npm run docs` (a test fails otherwise).
  */
 import type { Check } from './check.js';
+import { registerOwnIdentifiers } from '../redact.js';
+import { packs } from '../packs.js';
 import { check as handshake } from './handshake.js';
 import { check as robustInput } from './robust-input.js';
 import { check as protocolErrors } from './protocol-errors.js';
@@ -27,3 +29,14 @@ export const checks: readonly Check[] = [handshake, robustInput, protocolErrors,
 export function checkById(id: string): Check | undefined {
   return checks.find((c) => c.meta.id === id);
 }
+
+// Every identifier sealmark writes into a report, so that redaction never garbles one (src/redact.ts).
+registerOwnIdentifiers([
+  ...checks.flatMap((c) => [c.meta.id, c.meta.pack, c.meta.weight, c.meta.severity, ...Object.keys(c.meta.messages), ...c.meta.probes.map((p) => p.id)]),
+  ...packs.map((p) => p.id),
+  ...['pass', 'partial', 'fail', 'n/a', 'info', 'error', 'warning', 'note', 'A', 'B', 'C', 'D', 'F', 'audited', 'not-audited'],
+  ...['rejected', 'rejected-unnamed', 'text-refusal', 'lenient-downstream', 'internal-error', 'accepted', 'hang', 'exited', 'protocol-error'],
+  ...['response', 'malformed', 'shim', 'network', 'file', 'env-canary', 'argument-canary', 'user-secret', 'pattern', 'result'],
+  ...['liveness', 'tools-list', 'user-probe', 'read-only-no-args', 'unknown-method', 'notification-follow-up', 'unknown-tool', 'array-params'],
+  ...['initialize', 'tools/list', 'tools/call', 'ping', 'server/discover'],
+]);

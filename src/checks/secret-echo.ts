@@ -18,8 +18,9 @@ export const meta: CheckMeta = {
   decidedBy: 'protocol-response',
   since: '0.1',
   severity: 'error',
-  // Passive: it reads every reply the other checks' calls brought back, and calls nothing itself.
-  requires: [],
+  // It reads every reply the checks' calls brought back; robust-input's calls (valid ones among
+  // them) are the least it needs, so `--only secret-echo` still calls the tools.
+  requires: ['robust-input'],
   config: [],
   probes: [
     { id: 'env-canary', core: true, description: `The server starts with canary secrets in its environment (${ENV_CANARY_NAMES.join(', ')}, random values each run).` },
@@ -29,7 +30,7 @@ export const meta: CheckMeta = {
   verdicts: [
     { verdict: 'fail', when: 'a reply carried a canary, a credential you gave the server, or text shaped like a credential (caps the grade at D)' },
     { verdict: 'pass', when: 'no recorded reply carried any of them' },
-    { verdict: 'n/a', when: 'no reply was recorded' },
+    { verdict: 'n/a', when: 'no tool was called (and nothing else leaked)' },
   ],
   messages: {
     'env-canary': '{tool}: the {where} carries the environment canaries {name}: the server hands out its environment',
@@ -68,7 +69,10 @@ export const check: Check = {
   meta,
   judge(a) {
     const replied = a.calls.filter((c) => c.exchange.reply.kind === 'response' || c.exchange.reply.kind === 'malformed');
-    if (replied.length === 0) return { id: meta.id, verdict: 'n/a', findings: [], notes: ['no reply was recorded'] };
+    const leaked = replied.some((c) => c.secrets?.length);
+    if (!leaked && !replied.some((c) => c.exchange.method === 'tools/call')) {
+      return { id: meta.id, verdict: 'n/a', findings: [], notes: ['no tool was called, so no tool reply could be scanned'] };
+    }
     // One finding per tool, kind of secret and part of the reply; the names found, all calls as evidence.
     const byKey = new Map<string, { kind: string; tool: string | undefined; label: string; where: string; names: Set<string>; calls: number[] }>();
     for (const c of replied) {

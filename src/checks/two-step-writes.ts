@@ -24,7 +24,7 @@ export const meta: CheckMeta = {
   requires: ['design', 'effects'],
   config: [],
   probes: [
-    { id: 'made-up-proposal', core: true, description: `In the sandbox, each execute step (a tool that requires a proposal id) is called with the proposal id \`${MADE_UP_PROPOSAL}\`, its Boolean switches true (as a filler sends them) and its other required arguments filled: it must refuse, with no effect.` },
+    { id: 'made-up-proposal', core: true, description: `In the sandbox, each execute step (a tool that requires a proposal id) is called with a proposal id no propose step issued (\`proposal-\` and 16 hex digits, or a 9-digit number for a numeric id; new each run so that no server can recognise it), its Boolean switches true (as a filler sends them) and its other required arguments filled: it must refuse, with no effect.` },
     { id: 'effect-log', core: true, part: true, description: 'The effects the sandbox saw during every call to an irreversible single-step tool (the effects pack\'s filler and default calls, probes: entries).' },
   ],
   verdicts: [
@@ -37,6 +37,7 @@ export const meta: CheckMeta = {
     'single-step': '{tool}: an irreversible write ({kind}) in one step: it takes no proposal id from a propose step',
     'acted-without-proposal': '{tool}: acted on a call nobody approved ({probe}): {effect}',
     'made-up-proposal-accepted': '{tool}: accepted the made-up {property} "{value}"{effect}',
+    'made-up-proposal-no-answer': '{tool}: on a made-up {property}, {what} instead of a refusal',
     'approval-switch': '{tool}: {property} is an approval Boolean in the execute step: a filler sets it true, so it approves nothing (see armed-flags)',
   },
   docs: {
@@ -45,7 +46,7 @@ export const meta: CheckMeta = {
     how: [
       `A tool is irreversible when its name starts with one of these verbs: ${Object.entries(IRREVERSIBLE_VERBS).map(([k, v]) => `${k}: ${v.join(', ')}`).join('; ')}.`,
       `It is an execute step when it requires a proposal id: a property named ${PROPOSAL_NAMES.map((p) => p.join('_')).join(', ')} (any naming style). An irreversible tool that is not an execute step is partial; if the sandbox saw it act on a call sealmark made of its own accord (a filler or default call: nobody approved it), it fails. Calls from your probes: entries are yours, and do not count.`,
-      `Each execute step is called in the sandbox with \`${MADE_UP_PROPOSAL}\` as its proposal id: an accepted reply, or any effect, fails.`,
+      'Each execute step is called in the sandbox with that made-up proposal id: an accepted reply, or any effect, fails; the server exiting on it fails, and no reply within the hang limit is partial (neither is a refusal).',
       'A Boolean property of an execute step that armed-flags reads as an approval or a side-effect switch (approved_by_user, confirm) is partial: a filler sets it true.',
       'Scoring: scored (pass 1, partial 0.5, fail 0).',
     ],
@@ -87,10 +88,17 @@ export const check: Check = {
       const m = a.design?.madeUp.find((x) => x.tool === t.name);
       const c = m ? a.calls.find((x) => x.seq === m.seq) : undefined;
       if (!c) continue;
-      const acted = c.classification?.class === 'accepted' || (c.effects?.length ?? 0) > 0;
+      const cls = c.classification?.class;
+      if (cls === 'exited' || cls === 'hang') {
+        // Not acting is not refusing: a server that dies or stalls on a bad id refuses nobody.
+        out.push(finding(meta, 'made-up-proposal-no-answer', cls === 'exited' ? 'fail' : 'partial', { tool: t.name, property: proposal, what: cls === 'exited' ? 'the server exited' : 'no reply came within the hang limit' }, { calls: [c.seq] }, { tool: t.name }));
+        continue;
+      }
+      const acted = cls === 'accepted' || (c.effects?.length ?? 0) > 0;
       if (acted) {
         const effect = c.effects?.length ? `, and acted: ${c.effects.map((e) => `${e.kind}: ${e.detail}`).join('; ')}` : '';
-        out.push(finding(meta, 'made-up-proposal-accepted', 'fail', { tool: t.name, property: proposal, value: MADE_UP_PROPOSAL, effect }, { calls: [c.seq], quotes: c.effects?.map((e) => e.detail) }, { tool: t.name }));
+        const value = String(JSON.parse(c.exchange.sent).params?.arguments?.[proposal] ?? MADE_UP_PROPOSAL);
+        out.push(finding(meta, 'made-up-proposal-accepted', 'fail', { tool: t.name, property: proposal, value, effect }, { calls: [c.seq], quotes: c.effects?.map((e) => e.detail) }, { tool: t.name }));
       }
     }
     // One finding per tool, message and effect, every call as evidence.

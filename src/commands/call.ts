@@ -72,9 +72,9 @@ async function callIn(
   secrets: SecretSet,
   redactor: Redactor,
 ): Promise<number> {
-  const opened = await Session.open(spec, { initTimeoutMs });
+  const opened = await Session.open(spec, { initTimeoutMs, redactor });
   if (!(opened instanceof Session)) {
-    process.stderr.write(`sealmark: the target could not be audited: ${opened.message}\n`);
+    process.stderr.write(`sealmark: the target could not be audited: ${redactor.text(opened.message)}\n`);
     return 3;
   }
   try {

@@ -4,6 +4,7 @@
  * given a valid call (a `probes:` entry), is called twice with the same arguments (and the same
  * key when it offers one). two-step-writes: an execute step is called with a made-up proposal id.
  */
+import { randomBytes } from 'node:crypto';
 import type { ResolvedConfig } from '../config/schema.js';
 import { hintsOf, KEY_NAMES, nameIs, PROPOSAL_NAMES, verbOf } from '../naming.js';
 import { propertiesOf, requiredOf } from '../schema.js';
@@ -15,10 +16,11 @@ import type { Recorder } from './recorder.js';
 import { hangLimitMs, maxTools } from './robust-input.js';
 import { watched } from './watch.js';
 
-/** The key value sealmark sends to both calls of a repeated write. */
-export const REPEAT_KEY = 'sealmark-repeat-0001';
-/** The proposal id no proposal step ever issued. */
-export const MADE_UP_PROPOSAL = 'sealmark-made-up-proposal';
+/** The key value sealmark sends to both calls of a repeated write (random per run: no server can special-case it). */
+export const REPEAT_KEY = `repeat-${randomBytes(8).toString('hex')}`;
+/** The proposal id no proposal step ever issued (random per run); a numeric id gets {@link MADE_UP_NUMBER}. */
+export const MADE_UP_PROPOSAL = `proposal-${randomBytes(8).toString('hex')}`;
+export const MADE_UP_NUMBER = 900_000_000 + randomBytes(3).readUIntBE(0, 3);
 
 /** A tool that writes and is not idempotent: its hints (MCP defaults applied) or its name say so. */
 export function writesNonIdempotently(tool: ListedTool): boolean {
@@ -32,7 +34,7 @@ export function keyProperty(tool: ListedTool): string | undefined {
   return propertiesOf(tool.inputSchema).find((p) => p.types.includes('string') && nameIs(p.name, KEY_NAMES))?.name;
 }
 
-/** The proposal id an execute step requires, if it requires one. */
+/** The proposal id an execute step requires, if it requires one (a string or a number). */
 export function proposalProperty(tool: ListedTool): string | undefined {
   const required = new Set(requiredOf(tool.inputSchema));
   return propertiesOf(tool.inputSchema).find((p) => required.has(p.name) && nameIs(p.name, PROPOSAL_NAMES))?.name;
@@ -72,7 +74,7 @@ export async function gatherDesign(rec: Recorder, tools: ListedTool[], config: R
       rec.progress({ phase: 'two-step-writes', tool: tool.name });
       const args: Record<string, unknown> = {};
       for (const p of propertiesOf(tool.inputSchema)) {
-        if (p.name === proposal) args[p.name] = MADE_UP_PROPOSAL;
+        if (p.name === proposal) args[p.name] = p.types.includes('string') || p.types.length === 0 ? MADE_UP_PROPOSAL : MADE_UP_NUMBER;
         // Approval switches set as a filler would: the proposal id alone must stop the call.
         else if (p.types.includes('boolean')) args[p.name] = true;
         else if (p.required) args[p.name] = sampleProperty(p);

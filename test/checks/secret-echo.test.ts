@@ -168,3 +168,11 @@ describe('scanSecrets and the redactor', () => {
     expect(CREDENTIAL_PATTERNS.map((p) => p.id)).toEqual(['aws-access-key', 'github-token', 'slack-token', 'openai-key', 'stripe-key', 'google-api-key', 'private-key', 'jwt']);
   });
 });
+
+describe('namedLikeCredential', () => {
+  it('reads variable names as words: a credential word anywhere, or key/pat/pin/auth as the last word', async () => {
+    const { namedLikeCredential } = await import('../../src/secrets.js');
+    for (const n of ['API_TOKEN', 'DB_PASSWORD', 'AWS_SECRET_ACCESS_KEY', 'GITHUB_PAT', 'stripeApiKey', 'ACCOUNT_PIN']) expect(namedLikeCredential(n), n).toBe(true);
+    for (const n of ['AUTH_MODE', 'KEYSPACE', 'SESSION_TIMEOUT', 'MODE', 'MEMORY_FILE_PATH', 'PRIVATE_NETWORK']) expect(namedLikeCredential(n), n).toBe(false);
+  });
+});

@@ -9,7 +9,7 @@ import type { Report } from '../../src/report/build.js';
 
 const ID = 'tool-naming';
 /** Static check: nothing needs to be called. */
-const STATIC = { checks: Object.fromEntries(['robust-input', 'protocol-errors', 'default-call-effects', 'filler-call-effects', 'bounded-limits', 'oversized-input', 'concurrency', 'annotations', 'idempotency-key', 'two-step-writes'].map((id) => [id, { enabled: false }])) };
+const STATIC = { checks: Object.fromEntries(['robust-input', 'protocol-errors', 'default-call-effects', 'filler-call-effects', 'bounded-limits', 'oversized-input', 'concurrency', 'annotations', 'idempotency-key', 'two-step-writes', 'secret-echo'].map((id) => [id, { enabled: false }])) };
 
 const runs: Record<string, Report> = {};
 beforeAll(async () => {

@@ -25,6 +25,7 @@ export const LATER_PACKS_OFF = {
   annotations: { enabled: false },
   'idempotency-key': { enabled: false },
   'two-step-writes': { enabled: false },
+  'secret-echo': { enabled: false },
 } as const;
 
 /** Probe ids of the limits pack's calls (bounded-limits, oversized-input, concurrency), from their meta. */

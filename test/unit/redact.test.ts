@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+// The check registry registers sealmark's own identifiers with the redactor.
+import '../../src/checks/index.js';
 import { Redactor } from '../../src/redact.js';
 import { safeText } from '../../src/report/reporters/text.js';
 
@@ -33,6 +35,25 @@ describe('safeText: server text on a terminal', () => {
   it("never touches sealmark's own identifiers, only the server's text", () => {
     const o = new Redactor({ API_KEY: 'bounded' });
     expect(o.value({ id: 'bounded-limits', checkId: 'bounded-limits', message: 'bounded value' })).toEqual({ id: 'bounded-limits', checkId: 'bounded-limits', message: '[redacted:API_KEY] value' });
+  });
+
+  it("redacts a server's data under the same keys (structuredContent.id is not sealmark's)", () => {
+    const o = new Redactor({ API_TOKEN: 'hunter2-very-secret-value' });
+    expect(o.value({ structuredContent: { id: 'hunter2-very-secret-value', status: 'x hunter2-very-secret-value' } })).toEqual({ structuredContent: { id: '[redacted:API_TOKEN]', status: 'x [redacted:API_TOKEN]' } });
+  });
+
+  it('hides a secret cut short at either end of a text, escaped in JSON, or as a number', () => {
+    const o = new Redactor({ API_TOKEN: 'hunter2-very-secret-value', DB_PASSWORD: 's3cr"et\\pass-2024', ACCOUNT_PIN_SECRET: '83749201' });
+    expect(o.text('error: Bearer hunter2-very-secret-val…')).toBe('error: Bearer [redacted:API_TOKEN]…');
+    expect(o.text('ery-secret-value was refused')).toBe('[redacted:API_TOKEN] was refused');
+    expect(o.text(JSON.stringify({ p: 's3cr"et\\pass-2024' }))).toBe('{"p":"[redacted:DB_PASSWORD]"}');
+    expect(o.value({ pin: 83749201, other: 1 })).toEqual({ pin: '[redacted:ACCOUNT_PIN_SECRET]', other: 1 });
+  });
+
+  it('replaces what is nested too deep to read with a note, never copies it unread', () => {
+    let v: unknown = 'hunter2-very-secret-value';
+    for (let i = 0; i < 210; i++) v = { a: v };
+    expect(JSON.stringify(new Redactor({ API_TOKEN: 'hunter2-very-secret-value' }).value(v))).not.toContain('hunter2');
   });
 
   it('shows control characters and bidi overrides as escapes', () => {
