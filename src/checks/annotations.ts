@@ -49,7 +49,7 @@ export const meta: CheckMeta = {
     ],
     fix: 'State all four hints on every tool, from what the handler really does: readOnlyHint true only for tools that change nothing anywhere (no files, no network writes, no caches outside memory); destructiveHint false only when the tool never deletes or overwrites; openWorldHint false only when it never leaves the process.',
     falsePositives: [
-      'A read-only tool that writes a cache or log file in its working directory or HOME is reported; the write is real, so either drop the file or drop the claim.',
+      'A read-only tool that writes a cache or log file in its working directory or HOME is reported (except under ~/.cache and ~/.npm, which the sandbox does not watch); the write is real, so either drop the file or drop the claim.',
       'A read-only tool that reads from the network and states openWorldHint false is reported: MCP counts any outside entity as open world.',
     ],
     falseNegatives: [

@@ -740,11 +740,16 @@ describe('the limits pack on the reference servers', () => {
     // oversized-input: read_multiple_files (read-only, `paths` with no maxItems) is sent 100,000
     // paths and works through them one by one: no reply within the 10 s hang limit (about 30 s when
     // measured unsandboxed). The server keeps answering tools/list meanwhile.
-    // On a loaded machine the server, still working through the paths, may also miss the 10 s for
-    // the tools/list after them (`not-alive`, the same tool): the only other finding allowed.
-    const over = limitFindings(r, 'oversized-input');
-    expect(over[0]).toBe('no-answer read_multiple_files.paths');
-    expect(over.slice(1).every((x) => x === 'not-alive read_multiple_files')).toBe(true);
+    // The abandoned request keeps the server's file-system threads busy for half a minute. On an idle
+    // machine that is the only finding; on a loaded one the calls queued behind it (the liveness
+    // tools/list, the tools probed after it, which touch the file system too) can miss the 10 s as
+    // well. Those, and only those, may follow: no-answer or not-alive on read_multiple_files or a
+    // tool listed after it.
+    const over = checkOf(r, 'oversized-input').findings.filter((f) => f.level !== 'info');
+    expect([over[0]!.messageId, over[0]!.tool, over[0]!.data.param]).toEqual(['no-answer', 'read_multiple_files', 'paths']);
+    const order = r.tools.map((t) => t.name);
+    const after = (tool: string | undefined) => order.indexOf(tool ?? '') >= order.indexOf('read_multiple_files');
+    for (const f of over.slice(1)) expect([f.messageId, after(f.tool)], f.message).toSatisfy(([id, later]: [string, boolean]) => (id === 'no-answer' || id === 'not-alive') && later);
     const [f] = findingsOf(r, 'oversized-input', 'no-answer');
     expect(f!.data.what).toBe('a 100,000-item array');
     expect(f!.request!.length).toBeLessThanOrEqual(4097);
