@@ -31,6 +31,7 @@ export const meta: CheckMeta = {
   ],
   messages: {
     'no-read-only-hint': '{tool}: readOnlyHint is not stated, so clients must assume the tool writes (MCP default false)',
+    'hint-not-boolean': '{tool}: {hint} is {value}, not a Boolean: clients ignore it (or, reading "false" as truthy, trust it wrongly)',
     'missing-write-hints': '{tool}: not read-only, but {missing} not stated (defaults: destructiveHint true, idempotentHint false)',
     contradiction: '{tool}: states readOnlyHint true and destructiveHint true: a tool cannot both only read and destroy',
     blanket: 'all {count} tools carry the same annotations {annotations}, though their names read ({reads}) and write ({writes})',
@@ -67,7 +68,9 @@ export const check: Check = {
     for (const t of a.tools) {
       const h = hintsOf(t);
       const ev = { schemaPaths: [`tools[${t.index}].annotations`] };
-      if (h.stated.readOnlyHint === undefined) out.push(finding(meta, 'no-read-only-hint', 'partial', { tool: t.name }, ev, { tool: t.name }));
+      const raw = t.annotations?.readOnlyHint;
+      if (raw !== undefined && typeof raw !== 'boolean') out.push(finding(meta, 'hint-not-boolean', 'partial', { tool: t.name, hint: 'readOnlyHint', value: JSON.stringify(raw) }, ev, { tool: t.name }));
+      else if (h.stated.readOnlyHint === undefined) out.push(finding(meta, 'no-read-only-hint', 'partial', { tool: t.name }, ev, { tool: t.name }));
       if (h.stated.readOnlyHint === true && h.stated.destructiveHint === true) out.push(finding(meta, 'contradiction', 'fail', { tool: t.name }, ev, { tool: t.name }));
       if (h.stated.readOnlyHint === false) {
         const missing = [h.stated.destructiveHint === undefined ? 'destructiveHint' : '', h.stated.idempotentHint === undefined ? 'idempotentHint' : ''].filter(Boolean);
@@ -101,10 +104,11 @@ export const check: Check = {
 /** Same annotations on every one of three or more tools whose names both read and write. */
 function blanketOf(tools: ListedTool[]): Record<string, string | number> | undefined {
   if (tools.length < 3) return undefined;
-  const texts = tools.map((t) => JSON.stringify(t.annotations ?? null));
+  // Compared with their keys sorted: the same values pasted in another key order are still pasted.
+  const texts = tools.map((t) => (t.annotations ? JSON.stringify(Object.fromEntries(Object.entries(t.annotations).sort(([a], [b]) => a.localeCompare(b)))) : 'null'));
   if (texts[0] === 'null' || texts.some((x) => x !== texts[0])) return undefined;
   const reads = tools.filter((t) => verbOf(t.name)?.kind === 'read').map((t) => t.name);
   const writes = tools.filter((t) => verbOf(t.name)?.kind === 'write').map((t) => t.name);
   if (reads.length === 0 || writes.length === 0) return undefined;
-  return { count: tools.length, annotations: texts[0]!, reads: reads.join(', '), writes: writes.join(', ') };
+  return { count: tools.length, annotations: JSON.stringify(tools[0]!.annotations), reads: reads.join(', '), writes: writes.join(', ') };
 }

@@ -70,6 +70,7 @@ export const check: Check = {
     const run = a.design;
     if (!run) notes.push(`the repeats were not made (${whyNotRun(a)})`);
     else if (!run.ran) notes.push(run.why ?? 'the repeats were not made');
+    if (a.design?.beyondMaxTools.length) notes.push(`not called (beyond max_tools): ${a.design.beyondMaxTools.join(', ')}`);
     for (const name of run?.notRepeated ?? []) out.push(finding(meta, 'not-repeated', 'info', { tool: name }, {}, { tool: name }));
     for (const r of run?.repeats ?? []) {
       const [first, second] = r.seqs.map((s) => a.calls.find((c) => c.seq === s));

@@ -72,6 +72,7 @@ export const check: Check = {
     const notes: string[] = [];
     if (!a.design) notes.push(`the made-up proposals were not sent (${whyNotRun(a)})`);
     else if (!a.design.ran) notes.push(a.design.why ?? 'the made-up proposals were not sent');
+    if (a.design?.beyondMaxTools.length) notes.push(`not called (beyond max_tools): ${a.design.beyondMaxTools.join(', ')}`);
     for (const { t, kind, proposal } of irreversible) {
       const ev = { schemaPaths: [`tools[${t.index}].inputSchema`] };
       if (!proposal) {

@@ -50,6 +50,8 @@ export interface DesignRun {
   notRepeated: string[];
   /** Execute steps sent a made-up proposal id: the call's seq. */
   madeUp: { tool: string; property: string; seq: number }[];
+  /** Tools beyond `checks.robust-input.max_tools`, neither repeated nor sent a made-up proposal. */
+  beyondMaxTools: string[];
 }
 
 /**
@@ -57,7 +59,7 @@ export interface DesignRun {
  * --allow-effects). Without either, nothing is called: these are real writes.
  */
 export async function gatherDesign(rec: Recorder, tools: ListedTool[], config: ResolvedConfig, sandbox: Sandbox | undefined, allowEffects: boolean): Promise<DesignRun> {
-  const run: DesignRun = { ran: false, repeats: [], notRepeated: [], madeUp: [] };
+  const run: DesignRun = { ran: false, repeats: [], notRepeated: [], madeUp: [], beyondMaxTools: [] };
   if (!sandbox && !allowEffects) {
     run.why = 'no sandbox (--no-sandbox) and no --allow-effects: no write was repeated and no made-up proposal sent';
     return run;
@@ -65,7 +67,9 @@ export async function gatherDesign(rec: Recorder, tools: ListedTool[], config: R
   run.ran = true;
   const hangMs = hangLimitMs(config);
   const skip = new Set(config.skip_tools);
-  const chosen = tools.filter((t) => !skip.has(t.name) && !uncallable(t)).slice(0, maxTools(config));
+  const eligible = tools.filter((t) => !skip.has(t.name) && !uncallable(t));
+  const chosen = eligible.slice(0, maxTools(config));
+  run.beyondMaxTools = eligible.slice(chosen.length).map((t) => t.name);
   for (const tool of chosen) {
     if (rec.session.exited) break;
     const declared = propertiesOf(tool.inputSchema).map((p) => p.name);

@@ -123,3 +123,17 @@ describe('hintsOf', () => {
     expect([h.stated.readOnlyHint, h.readOnly, h.destructive, h.openWorld]).toEqual([undefined, false, false, false]);
   });
 });
+
+describe('pasted or malformed annotations (adversarial-design fixtures)', () => {
+  it('the same annotations with their keys in another order are still `blanket`', async () => {
+    const r = await auditFixture('adversarial-design/blanket-reordered.mjs', QUICK);
+    expect(findingsOf(r, ID, 'blanket')).toHaveLength(1);
+  });
+
+  it('a hint given as a string is `hint-not-boolean`, not "not stated"', async () => {
+    const r = await auditFixture('adversarial-design/naming-evasions.mjs', QUICK);
+    const [f] = findingsOf(r, ID, 'hint-not-boolean');
+    expect([f!.tool, f!.data.hint]).toEqual(['archive_note', 'readOnlyHint']);
+    expect(findingsOf(r, ID, 'no-read-only-hint').filter((x) => x.tool === 'archive_note')).toEqual([]);
+  });
+});

@@ -94,3 +94,11 @@ describe('irreversibleKind and proposalProperty', () => {
     expect(proposalProperty(tool({ proposal_id: { type: 'string' } }, []))).toBeUndefined();
   });
 });
+
+describe('beyond max_tools (adversarial-design/execute-beyond-max-tools.mjs)', () => {
+  it('says which tools the design pack did not call', async () => {
+    const r = await auditFixture('adversarial-design/execute-beyond-max-tools.mjs', QUICK);
+    expect(checkOf(r, ID).notes).toContain('not called (beyond max_tools): send_payout');
+    expect(r.calls.filter((c) => c.tool === 'send_payout' && c.probe === 'made-up-proposal')).toEqual([]);
+  });
+});
