@@ -21,7 +21,7 @@ import type { ResolvedConfig } from './config/schema.js';
 import type { CheckResult, ListedTool } from './types.js';
 import { replayLine } from './replay.js';
 import { Redactor } from './redact.js';
-import { envCanaries, secretSet } from './secrets.js';
+import { envCanaries, scanSecrets, secretSet } from './secrets.js';
 
 /** Options of {@link audit}. */
 export interface AuditOptions {
@@ -109,6 +109,8 @@ async function auditSpec(options: AuditOptions, config: ResolvedConfig, spec: St
   const session = opened;
   try {
     const rec = new Recorder(session, options.onProgress, secrets);
+    const h = session.handshake;
+    const handshakeSecrets = [...new Set([h.rawReply, h.initReply])].flatMap((reply) => scanSecrets(reply, secrets));
     const hangMs = hangLimitMs(config);
     rec.progress({ phase: 'tools/list' });
     const listing = await session.listTools(hangMs);
@@ -126,6 +128,7 @@ async function auditSpec(options: AuditOptions, config: ResolvedConfig, spec: St
       calls: rec.calls,
       strays: [],
       config,
+      handshakeSecrets,
     };
     const needs = new Set(enabled.flatMap((c) => c.meta.requires));
     if (tools.length > 0 && !listing.problem) {

@@ -14,6 +14,7 @@ import type { LimitsRun } from '../probes/limits.js';
 import type { OversizedRun } from '../probes/oversized.js';
 import type { ConcurrencyRun } from '../probes/concurrency.js';
 import type { DesignRun } from '../probes/design.js';
+import type { SecretHit } from '../secrets.js';
 
 /** A config key a check reads (SPEC section 7). */
 export interface CheckConfigKey {
@@ -125,6 +126,8 @@ export interface Artifacts {
   oversized?: OversizedRun;
   concurrency?: ConcurrencyRun;
   design?: DesignRun;
+  /** Secrets in the reply to `initialize` (or `server/discover`): its instructions, serverInfo … */
+  handshakeSecrets?: SecretHit[];
   /** Responses (after the handshake) whose id no request was waiting for. */
   strays: unknown[];
   config: ResolvedConfig;

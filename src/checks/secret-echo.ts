@@ -25,7 +25,7 @@ export const meta: CheckMeta = {
   probes: [
     { id: 'env-canary', core: true, description: `The server starts with canary secrets in its environment (${ENV_CANARY_NAMES.join(', ')}, random values each run).` },
     { id: 'argument-canary', core: true, description: 'Every credential-like string argument sealmark fills (api_key, token, password …) carries a canary secret, random per run.' },
-    { id: 'reply-scan', core: true, part: true, description: 'Every reply sealmark records (tools/list, every tools/call of every check, liveness and protocol probes) is scanned, result and error alike, for the canaries, for the values of credential-named variables given with --env or the config\'s env, and for credential patterns.' },
+    { id: 'reply-scan', core: true, part: true, description: 'Every reply sealmark records (the initialize reply with its instructions and serverInfo, tools/list, every tools/call of every check, liveness and protocol probes) is scanned, result and error alike, for the canaries, for the values of credential-named variables given with --env or the config\'s env, and for credential patterns.' },
   ],
   verdicts: [
     { verdict: 'fail', when: 'a reply carried a canary, a credential you gave the server, or text shaped like a credential (caps the grade at D)' },
@@ -69,7 +69,7 @@ export const check: Check = {
   meta,
   judge(a) {
     const replied = a.calls.filter((c) => c.exchange.reply.kind === 'response' || c.exchange.reply.kind === 'malformed');
-    const leaked = replied.some((c) => c.secrets?.length);
+    const leaked = replied.some((c) => c.secrets?.length) || (a.handshakeSecrets?.length ?? 0) > 0;
     if (!leaked && !replied.some((c) => c.exchange.method === 'tools/call')) {
       return { id: meta.id, verdict: 'n/a', findings: [], notes: ['no tool was called, so no tool reply could be scanned'] };
     }
@@ -83,6 +83,13 @@ export const check: Check = {
         if (!entry.calls.includes(c.seq)) entry.calls.push(c.seq);
         byKey.set(key, entry);
       }
+    }
+    // The handshake's reply (instructions, serverInfo) reaches clients' logs and often the model too.
+    for (const h of a.handshakeSecrets ?? []) {
+      const key = `${h.kind}\u0000initialize\u0000${h.where}${h.kind === 'pattern' ? `\u0000${h.name}` : ''}`;
+      const entry = byKey.get(key) ?? { kind: h.kind, tool: undefined, label: 'initialize', where: h.where, names: new Set<string>(), calls: [] };
+      entry.names.add(h.name);
+      byKey.set(key, entry);
     }
     const findings: Finding[] = [...byKey.values()].map((e) => {
       const names = [...e.names].join(', ');

@@ -26,6 +26,8 @@ export interface HandshakeInfo {
   initMs: number;
   /** The raw reply to `initialize` or `server/discover`, as received. */
   rawReply: unknown;
+  /** The raw reply to `initialize` when one was sent (after a refused `server/discover`, it differs from `rawReply`). */
+  initReply?: unknown;
 }
 
 /** Why a target could not be audited (exit code 3, SPEC section 2). */
@@ -206,6 +208,7 @@ export class Session {
         capabilities: client.getServerCapabilities() as Record<string, unknown> | undefined,
         initMs: transport.now(),
         rawReply,
+        initReply,
       };
     } else {
       const result = ((rawReply as { result?: unknown }).result ?? {}) as Record<string, unknown>;

@@ -176,3 +176,18 @@ describe('namedLikeCredential', () => {
     for (const n of ['AUTH_MODE', 'KEYSPACE', 'SESSION_TIMEOUT', 'MODE', 'MEMORY_FILE_PATH', 'PRIVATE_NETWORK']) expect(namedLikeCredential(n), n).toBe(false);
   });
 });
+
+describe('a secret in the initialize reply (adversarial-design/notification-leak.mjs)', () => {
+  it('fails on the instructions, under the name initialize, and prints no canary', async () => {
+    const r = await audit({ command: process.execPath, args: [fixture('adversarial-design/notification-leak.mjs')], config: parseConfig({}, configRegistry()), env: { API_TOKEN: TOKEN } });
+    expect(checkOf(r, ID).verdict).toBe('fail');
+    const init = checkOf(r, ID).findings.filter((f) => f.data.tool === 'initialize');
+    expect(init.map((f) => [f.messageId, f.data.where])).toEqual([
+      ['env-canary', 'result'],
+      ['user-secret', 'result'],
+    ]);
+    expect(init[0]!.data.name).toBe('SEALMARK_CANARY_TOKEN');
+    expect(JSON.stringify(r)).not.toMatch(/smk_env_[0-9a-f]{24}/);
+    expect(JSON.stringify(r)).not.toContain(TOKEN);
+  });
+});
