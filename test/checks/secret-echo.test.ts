@@ -75,7 +75,9 @@ describe('C16: a tool that returns the whole environment', () => {
     const g = runs.c16!.report.grade;
     expect(g.caps).toEqual([{ check: ID, letter: 'D' }]);
     expect(g.packs.find((p) => p.pack === 'secrets')?.percent).toBe(0);
-    expect(['D', 'F']).toContain(g.letter);
+    // Capped: D when the mean would have earned D or better, F when it is below D anyway.
+    expect(g.letter).toBe(g.percent! >= 60 ? 'D' : 'F');
+    expect(g.percent!).toBeGreaterThanOrEqual(60);
   });
 
   it('never prints a canary: the reply is shown with the values redacted', () => {
