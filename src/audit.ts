@@ -16,6 +16,7 @@ import { gatherDesign } from './probes/design.js';
 import { checks as allChecks } from './checks/index.js';
 import type { Artifacts, Check } from './checks/check.js';
 import { buildReport, type Report } from './report/build.js';
+import { locateSource } from './report/source.js';
 import { defaultConfig } from './config/defaults.js';
 import type { ResolvedConfig } from './config/schema.js';
 import type { CheckResult, ListedTool } from './types.js';
@@ -104,7 +105,8 @@ async function auditSpec(options: AuditOptions, config: ResolvedConfig, spec: St
   const opened = await Session.open(spec, { initTimeoutMs: config.timeout_init_sec * 1000, transcriptPath: options.transcriptPath, redactor });
   if (!(opened instanceof Session)) {
     const artifacts = emptyArtifacts(config, opened);
-    return redactor.value(buildReport({ target: display, isolation: sandbox?.isolation, config, artifacts, results: judgeAll(enabled, artifacts, replay), startedAt: started }));
+    const source = locateSource(display, options.cwd ?? process.cwd(), config.source, []);
+    return redactor.value(buildReport({ target: display, isolation: sandbox?.isolation, config, artifacts, results: judgeAll(enabled, artifacts, replay), startedAt: started, source }));
   }
   const session = opened;
   try {
@@ -160,7 +162,8 @@ async function auditSpec(options: AuditOptions, config: ResolvedConfig, spec: St
     artifacts.stderrTail = t.stderrText;
     artifacts.exit = t.exit;
     artifacts.strays = session.wire.strayResponses.map((s) => s.message);
-    return redactor.value(buildReport({ target: display, isolation: sandbox?.isolation, config, artifacts, results: judgeAll(enabled, artifacts, replay), startedAt: started }));
+    const source = locateSource(display, options.cwd ?? process.cwd(), config.source, tools.map((x) => x.name));
+    return redactor.value(buildReport({ target: display, isolation: sandbox?.isolation, config, artifacts, results: judgeAll(enabled, artifacts, replay), startedAt: started, source }));
   } finally {
     await session.close();
   }

@@ -9,6 +9,9 @@ import { VERSION } from './version.js';
 import { killAllTargets } from './target/stdio-transport.js';
 import { disposeAllSandboxes } from './target/sandbox.js';
 
+/** The report formats (SPEC section 2), listed here so that --help needs no reporter loaded. */
+const FORMAT_LIST = 'text, json, sarif, junit, html';
+
 function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
@@ -53,11 +56,12 @@ export async function main(argv: string[]): Promise<number> {
     .argument('[command...]', 'the server command and its arguments, after --')
     .option('--demo', 'audit the bundled demo server (planted flaws; exits 0 unless --fail-under is given)')
     .option('--config <file>', 'config file (default: sealmark.config.json/.yaml found upward)')
-    .addOption(new Option('--format <format>', 'report format').choices(['text', 'json']).default('text'))
-    .option('--output <file>', 'write the report to a file instead of stdout')
+    .option('--format <format>', `report format: ${FORMAT_LIST} (repeatable, paired in order with --output)`, collect, [])
+    .option('--output <file>', 'write the report to this file (repeatable; the format may come from the extension)', collect, [])
     .option('--transcript <file.jsonl>', 'write every JSON-RPC message both ways as JSON lines')
     .option('--timeout-probe <sec>', 'seconds a probe call may take (timeout_probe_sec)')
     .option('--fail-under <grade>', 'exit 1 when the grade is below this letter (A-F) or percent')
+    .option('--baseline <saved.json>', 'a saved JSON report: only findings new against it fail the run; fixed ones are listed')
     .option('--only <checks>', 'run only these checks (comma-separated ids)')
     .option('--skip <checks>', 'skip these checks (comma-separated ids)')
     .option('--env <KEY=VALUE>', 'environment variable for the server (repeatable; a bare KEY takes its value from this environment)', collect, [])
@@ -73,6 +77,21 @@ export async function main(argv: string[]): Promise<number> {
       // Commands load on demand: `--version` and `explain` must not pay for the MCP client and zod.
       const { runAudit } = await import('./commands/audit.js');
       code = await runAudit(command, opts);
+    });
+
+  program
+    .command('report')
+    .description('Re-render a saved JSON report (from --format json) without calling the server: sealmark report <saved.json> [options]')
+    .argument('<saved.json>', 'a report written by sealmark audit --format json')
+    .option('--format <format>', `report format: ${FORMAT_LIST} (repeatable, paired in order with --output)`, collect, [])
+    .option('--output <file>', 'write the report to this file (repeatable)', collect, [])
+    .option('--fail-under <grade>', 'exit 1 when the grade is below this letter (A-F) or percent')
+    .option('--baseline <saved.json>', 'compare with an earlier saved report: only new findings fail')
+    .option('--verbose', 'show informational findings and notes')
+    .option('--no-color', 'no colour in text output')
+    .action(async (file: string, opts) => {
+      const { runReport } = await import('./commands/report.js');
+      code = runReport(file, opts);
     });
 
   program

@@ -1,22 +1,25 @@
-/** `sealmark audit`: run the engine on a stdio target and print or write the report. */
-import { closeSync, openSync, writeFileSync } from 'node:fs';
+/** `sealmark audit`: run the engine on a stdio target and print or write the report(s). */
 import { fileURLToPath } from 'node:url';
 import { audit } from '../audit.js';
 import type { Progress } from '../probes/recorder.js';
-import type { Report } from '../report/build.js';
-import { reporters, type Format } from '../report/reporters/index.js';
+import { compareWithBaseline } from '../report/baseline.js';
+import { loadSavedReport } from '../report/load.js';
 import { safeText } from '../report/reporters/text.js';
-import { belowLetter, type Letter } from '../scoring.js';
 import { UsageError, parseEnvList, requireCommand, resolveConfig } from './common.js';
+import { exitCode, parseGate } from './gate.js';
+import { checkOutputs, planOutputs, useColor, writeOutputs } from './outputs.js';
 
 export interface AuditCliOptions {
   demo?: boolean;
   config?: string;
-  format: Format;
-  output?: string;
+  /** `--format`, repeatable; paired in order with `output`. */
+  format?: string[];
+  /** `--output`, repeatable. */
+  output?: string[];
   transcript?: string;
   timeoutProbe?: string;
   failUnder?: string;
+  baseline?: string;
   only?: string;
   skip?: string;
   env?: string[];
@@ -39,6 +42,9 @@ export function demoServerPath(): string {
 /** Runs `sealmark audit`; resolves to the exit code (SPEC section 2). Throws UsageError / ConfigError. */
 export async function runAudit(command: string[], opts: AuditCliOptions): Promise<number> {
   const gate = parseGate(opts.failUnder);
+  const plan = planOutputs(opts.format ?? [], opts.output ?? []);
+  // A bad baseline must not cost a whole audit: it is read first.
+  const baseline = opts.baseline === undefined ? undefined : loadSavedReport(opts.baseline, '--baseline');
   let target: string[];
   let display: string[];
   if (opts.demo) {
@@ -57,11 +63,10 @@ export async function runAudit(command: string[], opts: AuditCliOptions): Promis
   };
   const cliEnv = parseEnvList(opts.env);
   // Paths are checked before the server starts: a typo must not cost a whole audit.
-  if (opts.output !== undefined) checkWritable('--output', opts.output);
-  if (opts.transcript !== undefined) checkWritable('--transcript', opts.transcript);
-  const tty = process.stderr.isTTY === true && !opts.quiet && opts.format === 'text' ? process.stderr : undefined;
+  checkOutputs(plan, [{ flag: '--transcript', path: opts.transcript }]);
+  const tty = process.stderr.isTTY === true && !opts.quiet ? process.stderr : undefined;
   const progress = tty ? progressLine(tty) : undefined;
-  const report = await audit({
+  let report = await audit({
     command: target[0]!,
     args: target.slice(1),
     config,
@@ -74,55 +79,12 @@ export async function runAudit(command: string[], opts: AuditCliOptions): Promis
     onProgress: progress?.update,
   });
   progress?.stop();
-  const color = opts.color !== false && !process.env.NO_COLOR && opts.output === undefined && process.stdout.isTTY === true;
-  const text = reporters[opts.format](report, { color, verbose: opts.verbose === true });
-  if (opts.output) {
-    try {
-      writeFileSync(opts.output, text);
-    } catch (err) {
-      // The report is never lost: it goes to stdout with the reason.
-      process.stderr.write(`sealmark: cannot write --output ${opts.output} (${(err as NodeJS.ErrnoException).code ?? String(err)}); the report follows on stdout\n`);
-      process.stdout.write(text);
-    }
-  } else process.stdout.write(text);
+  if (baseline) report = compareWithBaseline(report, baseline, opts.baseline!);
+  writeOutputs(report, plan, { color: useColor(opts), verbose: opts.verbose === true });
   if (report.notAudited) process.stderr.write(`sealmark: the target could not be audited: ${report.notAudited.message}\n`);
   // The demo is built to fail checks: it shows the report and exits 0 unless asked to gate.
-  if (opts.demo && !gate) return report.status === 'not-audited' ? 3 : 0;
+  if (opts.demo && !gate && !baseline) return report.status === 'not-audited' ? 3 : 0;
   return exitCode(report, gate);
-}
-
-/**
- * Throws UsageError naming `flag` when `path` cannot be written (a missing folder, a directory, no
- * permission). Creates or truncates the file, which the run overwrites anyway.
- */
-function checkWritable(flag: string, path: string): void {
-  try {
-    closeSync(openSync(path, 'w'));
-  } catch (err) {
-    throw new UsageError(`${flag} ${path}: cannot write there (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
-  }
-}
-
-type Gate = { letter: Letter } | { percent: number } | undefined;
-
-function parseGate(value: string | undefined): Gate {
-  if (value === undefined) return undefined;
-  const v = value.trim().toUpperCase();
-  if (/^[ABCDF]$/.test(v)) return { letter: v as Letter };
-  const m = /^(\d+(?:\.\d+)?)%?$/.exec(v);
-  if (m && Number(m[1]) <= 100) return { percent: Number(m[1]) };
-  throw new UsageError(`--fail-under ${JSON.stringify(value)}: expected a letter A-F or a percent 0-100`);
-}
-
-/**
- * Exit code of a finished run (SPEC section 2): 3 when the target could not be audited; with a
- * gate, 1 when the grade is below it; without, 1 when a check at severity `error` failed.
- */
-export function exitCode(report: Report, gate: Gate): number {
-  if (report.status === 'not-audited') return 3;
-  if (gate && 'letter' in gate) return belowLetter(report.grade.letter, gate.letter) ? 1 : 0;
-  if (gate) return (report.grade.percent ?? 0) < gate.percent ? 1 : 0;
-  return report.checks.some((c) => c.severity === 'error' && c.verdict === 'fail') ? 1 : 0;
 }
 
 /** The TTY progress line: `update` redraws it (throttled), `stop` clears it for good. */
@@ -134,8 +96,9 @@ function progressLine(out: NodeJS.WriteStream): { update: (p: Progress) => void;
     pending = undefined;
     last = Date.now();
     const p = latest!;
-    const where = p.tool ? ` · tool ${p.toolIndex ?? '?'}/${p.toolCount ?? '?'} ${safeText(p.tool)}` : '';
-    out.write(`\r\u001b[2K${p.phase}${where} · ${p.calls} calls`.slice(0, (out.columns ?? 100) - 1));
+    const where = p.tool ? ` · tool ${p.toolIndex !== undefined ? `${p.toolIndex}/${p.toolCount ?? '?'} ` : ''}${safeText(p.tool)}` : '';
+    const probe = p.probe ? ` · ${safeText(p.probe)}` : '';
+    out.write(`\r\u001b[2K${p.phase}${where}${probe} · ${p.calls} calls`.slice(0, (out.columns ?? 100) - 1));
   };
   // At most one redraw every 80 ms, and the latest state is always drawn (a trailing redraw).
   return {

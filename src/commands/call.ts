@@ -12,8 +12,11 @@ import { defaultConfig } from '../config/defaults.js';
 import { propertiesOf } from '../schema.js';
 import { Session } from '../target/session.js';
 import { Redactor } from '../redact.js';
-import { envCanaries, scanSecrets, secretSet, type SecretSet } from '../secrets.js';
+import { ARGUMENT_CANARY, ARGUMENT_CANARY_NAME, envCanaries, scanSecrets, secretSet, type SecretSet } from '../secrets.js';
 import { UsageError, parseEnvList, parseSeconds, requireCommand, resolveConfig } from './common.js';
+
+/** How reports write the argument canary (src/redact.ts). */
+const CANARY_PLACEHOLDER = `[redacted:${ARGUMENT_CANARY_NAME}]`;
 
 /** Stands in the params for `--raw-args` until the wire splices the text in. */
 const RAW_MARKER = `sealmark:raw-args:${randomBytes(12).toString('hex')}`;
@@ -35,10 +38,13 @@ export async function runCall(command: string[], opts: CallCliOptions): Promise<
   const target = requireCommand(command, "sealmark call --tool <name> --args '<json>' -- <command> [args…]");
   let args: unknown;
   if (opts.args !== undefined && opts.rawArgs !== undefined) throw new UsageError('give --args or --raw-args, not both');
-  if (opts.rawArgs !== undefined) args = RAW_MARKER;
+  // A report shows the argument canary redacted; the replay sends this process's canary in its
+  // place, so that an echo of it is caught again (secret-echo `argument-canary`).
+  const rawArgs = opts.rawArgs?.replaceAll(CANARY_PLACEHOLDER, ARGUMENT_CANARY);
+  if (rawArgs !== undefined) args = RAW_MARKER;
   if (opts.args !== undefined) {
     try {
-      args = JSON.parse(opts.args);
+      args = JSON.parse(opts.args.replaceAll(CANARY_PLACEHOLDER, ARGUMENT_CANARY));
     } catch (err) {
       throw new UsageError(`--args is not JSON: ${err instanceof Error ? err.message : String(err)}`);
     }
@@ -56,7 +62,7 @@ export async function runCall(command: string[], opts: CallCliOptions): Promise<
   const sandbox = opts.sandbox === false ? undefined : Sandbox.create(config.sandbox);
   try {
     const spec = startSpec(sandbox, target[0], target.slice(1), env);
-    return await callIn(spec, sandbox, opts, args, timeoutMs, config.timeout_init_sec * 1000, secrets, redactor);
+    return await callIn(spec, sandbox, { ...opts, rawArgs }, args, timeoutMs, config.timeout_init_sec * 1000, secrets, redactor);
   } finally {
     sandbox?.dispose();
   }

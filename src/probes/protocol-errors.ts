@@ -57,7 +57,9 @@ async function sendAll(rec: Recorder, run: ProtocolRun, timeoutMs: number): Prom
   }
 
   if (s.exited) return run;
-  rec.add('unknown-tool', await s.request('tools/call', { name: UNKNOWN_TOOL, arguments: {} }, timeoutMs), { tool: UNKNOWN_TOOL });
+  const unknown = await s.request('tools/call', { name: UNKNOWN_TOOL, arguments: {} }, timeoutMs);
+  // Recorded like any tools/call (arguments, reply class), so that its finding replays.
+  rec.add('unknown-tool', unknown, { tool: UNKNOWN_TOOL, arguments: {}, classification: rec.classify(unknown.reply, []) });
   if (s.exited) return run;
   await live();
   if (s.exited) return run;

@@ -15,11 +15,16 @@ export interface Progress {
   /** 1-based index of the tool in flight, and how many there are. */
   toolIndex?: number;
   toolCount?: number;
+  /** The probe of the call in flight. */
+  probe?: string;
+  /** Calls made so far. */
   calls: number;
 }
 
 export class Recorder {
   readonly calls: ProbeCall[] = [];
+  /** The phase last announced, repeated with each call's probe. */
+  private current: Omit<Progress, 'calls'> = { phase: 'starting' };
 
   /**
    * `secrets`: what every reply is scanned for (SPEC section 5 secret-echo); every recorded reply,
@@ -63,6 +68,8 @@ export class Recorder {
   ): Promise<ProbeCall> {
     const params: Record<string, unknown> = { name: tool };
     if (args !== undefined) params.arguments = args;
+    const where = this.current.tool === tool ? this.current : { phase: this.current.phase };
+    this.onProgress?.({ ...where, tool, probe, calls: this.calls.length });
     const exchange = await this.session.request('tools/call', params, timeoutMs, request);
     return this.add(probe, exchange, { tool, arguments: args, classification: this.classify(exchange.reply, declaredParams), ...extra });
   }
@@ -72,7 +79,9 @@ export class Recorder {
     return classifyReply({ reply, declaredParams, protocolVersion: this.session.handshake.protocolVersion });
   }
 
+  /** Announces a phase (a gatherer, and the tool it is on) to the progress line. */
   progress(p: Omit<Progress, 'calls'>): void {
+    this.current = p;
     this.onProgress?.({ ...p, calls: this.calls.length });
   }
 }

@@ -12,16 +12,52 @@ import { packs } from '../packs.js';
 import { grade, type CoverageLevel, type Grade } from '../scoring.js';
 import type { CheckResult, Finding, PackId, ProbeCall, Severity, Weight } from '../types.js';
 import { METHODOLOGY_VERSION, VERSION } from '../version.js';
+import { fingerprintOf } from './fingerprint.js';
+import type { TargetSource } from './source.js';
 
 /** Version of the report's JSON shape. */
 export const REPORT_SCHEMA_VERSION = 1;
 
+/**
+ * A finding as reported: `fingerprint` is its identity across runs (see fingerprint.ts);
+ * `baselineState` is set when the run was compared with a `--baseline` report.
+ */
+export interface ReportFinding extends Finding {
+  fingerprint: string;
+  baselineState?: 'new' | 'unchanged';
+}
+
 /** A check's result with the data a reader needs beside it. */
-export interface ReportCheck extends CheckResult {
+export interface ReportCheck extends Omit<CheckResult, 'findings'> {
+  findings: ReportFinding[];
   title: string;
   pack: PackId;
   weight: Weight;
   severity: Severity;
+}
+
+/** A finding named in a baseline comparison (the finding itself is in `checks[]`, or was fixed). */
+export interface FindingRef {
+  fingerprint: string;
+  checkId: string;
+  messageId: string;
+  level: Finding['level'];
+  tool?: string;
+  message: string;
+}
+
+/**
+ * The comparison with a `--baseline` report: `new` failing/partial findings that the baseline did
+ * not have, `fixed` ones it had and this run has not, and how many are `unchanged`.
+ */
+export interface BaselineComparison {
+  /** The baseline file as given on the command line. */
+  file: string;
+  /** `generatedAt` of the baseline run. */
+  generatedAt: string;
+  new: FindingRef[];
+  fixed: FindingRef[];
+  unchanged: number;
 }
 
 /** One call as kept in the report: what was sent, what came back, what it meant. */
@@ -63,7 +99,11 @@ export interface Report {
   generatedAt: string;
   /** ms the run took. */
   durationMs: number;
-  target: { kind: 'stdio'; command: string[] };
+  /**
+   * What was audited. `cwd`, `configFile` and `entry` (absolute paths) say where it came from on
+   * disk, for SARIF locations; see source.ts.
+   */
+  target: { kind: 'stdio'; command: string[] } & Partial<TargetSource>;
   /** `not-audited`: the target could not be started, initialized or listed (exit code 3). */
   status: 'audited' | 'not-audited';
   notAudited?: { reason: string; message: string; notChecked: string[] };
@@ -84,6 +124,8 @@ export interface Report {
   calls: ReportCall[];
   /** The last lines the server wrote to stderr (for a crash). */
   stderrTail: string;
+  /** Present when the run was compared with a `--baseline` report. */
+  baseline?: BaselineComparison;
 }
 
 const MAX_RAW_CHARS = 4096;
@@ -104,14 +146,19 @@ export interface BuildInput {
   artifacts: Artifacts;
   results: CheckResult[];
   startedAt: number;
+  /** Where the target came from on disk (absent for a target that never started). */
+  source?: TargetSource;
 }
 
 /** Assembles the report from the run's artifacts and the checks' results. */
-export function buildReport({ target, isolation, config, artifacts: a, results, startedAt }: BuildInput): Report {
+export function buildReport({ target, isolation, config, artifacts: a, results, startedAt, source }: BuildInput): Report {
+  const calls = a.calls.map(toReportCall);
+  const tools = a.tools.map((t) => ({ name: t.name, index: t.index }));
   const checks: ReportCheck[] = results.map((r) => {
     const m = checkById(r.id)!.meta;
     const severity = (config.checks[r.id]?.severity as Severity | undefined) ?? m.severity;
-    return { ...r, title: m.title, pack: m.pack, weight: m.weight, severity };
+    const findings = r.findings.map((f) => ({ ...f, fingerprint: fingerprintOf(f, { tools, calls }) }));
+    return { ...r, findings, title: m.title, pack: m.pack, weight: m.weight, severity };
   });
   const g = grade(
     checks.map((c) => ({ id: c.id, pack: c.pack, weight: c.weight, verdict: c.verdict })),
@@ -127,7 +174,7 @@ export function buildReport({ target, isolation, config, artifacts: a, results, 
     cliVersion: VERSION,
     generatedAt: new Date().toISOString(),
     durationMs: Date.now() - startedAt,
-    target: { kind: 'stdio', command: target },
+    target: { kind: 'stdio', command: target, ...source },
     status: failure || noTools ? 'not-audited' : 'audited',
     notAudited: failure
       ? { reason: failure.reason, message: failure.message, notChecked: checks.filter((c) => c.id !== 'handshake').map((c) => c.id) }
@@ -147,8 +194,8 @@ export function buildReport({ target, isolation, config, artifacts: a, results, 
     coverage: coverageOf(a),
     grade: g,
     checks,
-    tools: a.tools.map((t) => ({ name: t.name, index: t.index })),
-    calls: a.calls.map(toReportCall),
+    tools,
+    calls,
     stderrTail: a.stderrTail.slice(-4000),
   };
 }
@@ -204,6 +251,6 @@ function toReportCall(c: ProbeCall): ReportCall {
 }
 
 /** All findings of a report, in check order. */
-export function allFindings(report: Report): Finding[] {
+export function allFindings(report: Report): ReportFinding[] {
   return report.checks.flatMap((c) => c.findings);
 }

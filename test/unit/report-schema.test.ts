@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { audit } from '../../src/audit.js';
 import { REPORT_SCHEMA_VERSION, type Report } from '../../src/report/build.js';
+import { compareWithBaseline } from '../../src/report/baseline.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const doc = readFileSync(`${root}docs/report-schema.md`, 'utf8');
@@ -56,12 +57,15 @@ function expectDocumented(heading: string, objects: object[]): void {
 
 let audited: Report;
 let notAudited: Report;
+/** The audited report compared with the not-audited one as its baseline: every finding is new. */
+let compared: Report;
 
 beforeAll(async () => {
   [audited, notAudited] = await Promise.all([
     audit({ command: process.execPath, args: [`${root}demo/server.mjs`] }),
     audit({ command: process.execPath, args: [`${root}test/fixtures/servers/exits-during-init.mjs`] }),
   ]);
+  compared = compareWithBaseline(audited, notAudited, 'baseline.json');
 });
 
 describe('docs/report-schema.md', () => {
@@ -81,7 +85,7 @@ describe('docs/report-schema.md', () => {
   });
 
   it('documents every top-level key of a report, and every documented top-level key exists', () => {
-    const reports = [audited, notAudited];
+    const reports = [audited, notAudited, compared];
     expectDocumented('Top-level fields', reports);
     const present = new Set(reports.flatMap((r) => Object.keys(r)));
     const documented = tables.get('Top-level fields')!.map((f) => f.key);
@@ -89,7 +93,9 @@ describe('docs/report-schema.md', () => {
   });
 
   it('documents the nested objects', () => {
-    const reports = [audited, notAudited];
+    const reports = [audited, notAudited, compared];
+    expectDocumented('baseline', [compared.baseline!]);
+    expect(compared.baseline!.new.length).toBeGreaterThan(0);
     expectDocumented('target', reports.map((r) => r.target));
     expectDocumented('notAudited', [notAudited.notAudited!]);
     expectDocumented('protocol', [audited.protocol!]);

@@ -2,9 +2,8 @@
  * The text reporter (SPEC section 8): grouped by pack, failures first, each finding with its
  * evidence and the command that replays it. Colour only when asked (a TTY without NO_COLOR).
  */
-import { allFindings, type Report, type ReportCheck } from '../build.js';
+import { allFindings, type BaselineComparison, type Report, type ReportCheck, type ReportFinding } from '../build.js';
 import { packs } from '../../packs.js';
-import type { Finding } from '../../types.js';
 
 export interface TextOptions {
   color: boolean;
@@ -82,6 +81,7 @@ export function renderText(report: Report, opts: TextOptions): string {
       lines.push(...needsProbe(ch, dim));
     }
   }
+  if (report.baseline) lines.push(...renderBaseline(report.baseline, { red, green, dim }));
   lines.push('');
   const counts = countLevels(report);
   lines.push(dim(`${report.calls.length} calls · ${counts.fail} failing and ${counts.partial} partial findings · ${(report.durationMs / 1000).toFixed(1)} s`));
@@ -89,14 +89,22 @@ export function renderText(report: Report, opts: TextOptions): string {
   return lines.join('\n') + '\n';
 }
 
-function renderFinding(f: Finding, p: { red: Paint; yellow: Paint; dim: Paint }): string[] {
+function renderFinding(f: ReportFinding, p: { red: Paint; yellow: Paint; dim: Paint }): string[] {
   const tag = f.level === 'fail' ? p.red('fail') : f.level === 'partial' ? p.yellow('partial') : p.dim('info');
-  const out = [`      ${tag} ${f.messageId}: ${safeText(f.message)}`];
+  const state = f.baselineState === 'new' ? p.red('NEW ') : f.baselineState === 'unchanged' ? p.dim('(in baseline) ') : '';
+  const out = [`      ${state}${tag} ${f.messageId}: ${safeText(f.message)}`];
   for (const q of f.evidence.quotes ?? []) out.push(p.dim(`        │ ${safeText(q.split('\n')[0]!.slice(0, 160))}`));
   if (f.evidence.schemaPaths?.length) out.push(p.dim(`        at ${safeText(f.evidence.schemaPaths.slice(0, 3).join(', '))}`));
   if (f.request) out.push(p.dim(`        sent  ${safeText(f.request.length > 300 ? f.request.slice(0, 300) + '…' : f.request)}`));
   if (f.replay) out.push(p.dim(`        replay  ${safeText(f.replay)}`));
   if (f.evidence.calls && f.evidence.calls.length > 1) out.push(p.dim(`        calls ${f.evidence.calls.slice(0, 12).map((s) => `#${s}`).join(' ')}`));
+  return out;
+}
+
+/** The baseline comparison: counts, then the fixed findings (the new ones are marked NEW above). */
+function renderBaseline(b: BaselineComparison, p: { red: Paint; green: Paint; dim: Paint }): string[] {
+  const out = ['', `baseline  ${safeText(b.file)} (${b.generatedAt}): ${b.new.length > 0 ? p.red(`${b.new.length} new`) : '0 new'}, ${b.unchanged} unchanged, ${b.fixed.length > 0 ? p.green(`${b.fixed.length} fixed`) : '0 fixed'}`];
+  for (const f of b.fixed) out.push(p.green(`  fixed ${f.checkId} ${f.messageId}: ${safeText(f.message)}`));
   return out;
 }
 

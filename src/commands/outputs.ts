@@ -1,0 +1,89 @@
+/**
+ * Where a run's report goes (issue 6, SPEC section 2: `--format` repeatable with `--output`).
+ *
+ * `--format` and `--output` pair up in order: the first format goes to the first output, and so on.
+ * An output with no format of its own takes it from its extension (`.json`, `.sarif`, `.xml`,
+ * `.html`, `.txt`). A format with no output goes to stdout; only one may. With neither flag the
+ * text report goes to stdout.
+ */
+import { closeSync, openSync, writeFileSync } from 'node:fs';
+import { extname, resolve } from 'node:path';
+import { UsageError } from '../errors.js';
+import type { Report } from '../report/build.js';
+import { FORMATS, reporters, type Format } from '../report/reporters/index.js';
+
+/** One rendering of the report: its format and its file (absent: stdout). */
+export interface OutputPlan {
+  format: Format;
+  path?: string;
+}
+
+const BY_EXTENSION: Record<string, Format> = { '.json': 'json', '.sarif': 'sarif', '.xml': 'junit', '.html': 'html', '.htm': 'html', '.txt': 'text', '.log': 'text' };
+
+/** Pairs `formats` with `outputs` (both as given, in order). Throws UsageError for a plan that cannot work. */
+export function planOutputs(formats: readonly string[], outputs: readonly string[]): OutputPlan[] {
+  for (const f of formats) {
+    if (!(FORMATS as readonly string[]).includes(f)) throw new UsageError(`--format ${JSON.stringify(f)}: expected one of ${FORMATS.join(', ')}`);
+  }
+  const plan: OutputPlan[] = [];
+  for (let i = 0; i < Math.max(formats.length, outputs.length); i++) {
+    const path = outputs[i];
+    let format = formats[i] as Format | undefined;
+    if (format === undefined && path !== undefined) {
+      format = BY_EXTENSION[extname(path).toLowerCase()];
+      if (!format) throw new UsageError(`--output ${path}: no --format for it, and its extension names none (.json, .sarif, .xml, .html, .txt)`);
+    }
+    plan.push(path === undefined ? { format: format! } : { format: format!, path });
+  }
+  if (plan.length === 0) plan.push({ format: 'text' });
+  const toStdout = plan.filter((p) => p.path === undefined);
+  if (toStdout.length > 1) {
+    throw new UsageError(`--format ${toStdout.map((p) => p.format).join(', ')}: only one report can go to stdout; give each --format its --output`);
+  }
+  const paths = plan.flatMap((p) => (p.path === undefined ? [] : [resolve(p.path)]));
+  const twice = paths.find((p, i) => paths.indexOf(p) !== i);
+  if (twice) throw new UsageError(`--output ${twice}: given twice`);
+  return plan;
+}
+
+/**
+ * Throws UsageError naming the output when a file of `plan` cannot be written (a missing folder,
+ * a directory, no permission). Checked before a run, so a typo does not cost a whole audit; the
+ * file is created or truncated, which the run does anyway.
+ */
+export function checkOutputs(plan: readonly OutputPlan[], extra: { flag: string; path?: string }[] = []): void {
+  const files = [...plan.flatMap((p) => (p.path === undefined ? [] : [{ flag: '--output', path: p.path }])), ...extra.filter((e): e is { flag: string; path: string } => e.path !== undefined)];
+  for (const { flag, path } of files) {
+    try {
+      closeSync(openSync(path, 'w'));
+    } catch (err) {
+      throw new UsageError(`${flag} ${path}: cannot write there (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    }
+  }
+}
+
+/**
+ * Renders and writes every output of `plan`. `color`: colour the text report when it goes to a
+ * terminal. A file that cannot be written after all does not lose its report: it goes to stdout
+ * with the reason on stderr.
+ */
+export function writeOutputs(report: Report, plan: readonly OutputPlan[], opts: { color: boolean; verbose: boolean }): void {
+  for (const p of plan) {
+    const text = reporters[p.format](report, { color: p.path === undefined && opts.color, verbose: opts.verbose });
+    if (p.path === undefined) {
+      process.stdout.write(text);
+      continue;
+    }
+    try {
+      writeFileSync(p.path, text);
+    } catch (err) {
+      process.stderr.write(`sealmark: cannot write --output ${p.path} (${(err as NodeJS.ErrnoException).code ?? String(err)}); the ${p.format} report follows on stdout\n`);
+      process.stdout.write(text);
+    }
+  }
+}
+
+/** Colour for a text report on stdout: a terminal, without --no-color or NO_COLOR. */
+export function useColor(opts: { color?: boolean }): boolean {
+  return opts.color !== false && !process.env.NO_COLOR && process.stdout.isTTY === true;
+}

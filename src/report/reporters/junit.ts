@@ -1,0 +1,108 @@
+/**
+ * The JUnit XML reporter (issue 6), for CI systems that show test results.
+ *
+ * - One `<testsuite>` per check, named by its id, with pack, weight, severity and verdict as
+ *   properties.
+ * - Test cases: a tool-scope check has one per listed tool; a server-scope check has one named
+ *   `(server)` plus one per tool its findings name. Findings that name no tool go to `(server)`.
+ * - A case with `fail` or `partial` findings gets one `<failure>` (type `fail` or `partial`, as
+ *   ESLint's JUnit formatter reports warnings too) whose body is the evidence: messages, quotes,
+ *   schema paths, the request sent and the replay line. Info findings go to `<system-out>`.
+ * - The cases of an n/a check are `<skipped>` with the reason. Time attributes are seconds.
+ * - Text from the server is escaped, and characters XML 1.0 cannot carry (NUL, other control
+ *   characters, lone surrogates) are written as `\uXXXX`.
+ */
+import type { Report, ReportCheck, ReportFinding } from '../build.js';
+import { checkById } from '../../checks/index.js';
+
+const SERVER_CASE = '(server)';
+
+/** Renders the report as JUnit XML (UTF-8, trailing newline). */
+export function renderJunit(report: Report): string {
+  const suites = report.checks.map((c) => suiteOf(report, c));
+  const count = (k: 'tests' | 'failures' | 'skipped') => suites.reduce((s, x) => s + x[k], 0);
+  const head = `<testsuites name="sealmark" tests="${count('tests')}" failures="${count('failures')}" errors="0" skipped="${count('skipped')}" time="${seconds(report.durationMs)}" timestamp="${xml(report.generatedAt)}">`;
+  return ['<?xml version="1.0" encoding="UTF-8"?>', head, ...suites.map((s) => s.xml), '</testsuites>', ''].join('\n');
+}
+
+interface Suite {
+  xml: string;
+  tests: number;
+  failures: number;
+  skipped: number;
+}
+
+function suiteOf(report: Report, c: ReportCheck): Suite {
+  const scope = checkById(c.id)?.meta.scope ?? 'server';
+  const byCase = new Map<string, ReportFinding[]>();
+  const names = scope === 'tool' ? report.tools.map((t) => t.name) : [SERVER_CASE];
+  for (const n of names) byCase.set(n, []);
+  for (const f of c.findings) {
+    const name = f.tool ?? SERVER_CASE;
+    byCase.set(name, [...(byCase.get(name) ?? []), f]);
+  }
+  // A tool-scope check with no tools (a server that could not be listed) still has its one case.
+  if (byCase.size === 0) byCase.set(SERVER_CASE, []);
+  const classname = `sealmark.${c.pack}.${c.id}`;
+  let failures = 0;
+  let skipped = 0;
+  const cases: string[] = [];
+  for (const [name, findings] of byCase) {
+    const open = `    <testcase classname="${xml(classname)}" name="${xml(name)}" time="0">`;
+    const body: string[] = [];
+    if (c.verdict === 'n/a') {
+      skipped++;
+      body.push(`      <skipped message="${xml(c.notes[0] ?? 'not applicable')}"/>`);
+    } else {
+      const failing = findings.filter((f) => f.level !== 'info');
+      if (failing.length > 0) {
+        failures++;
+        const type = failing.some((f) => f.level === 'fail') ? 'fail' : 'partial';
+        const first = failing[0]!;
+        body.push(`      <failure type="${type}" message="${xml(`${first.messageId}: ${first.message}`)}">${xml(failing.map(evidenceText).join('\n\n'))}</failure>`);
+      }
+      const info = findings.filter((f) => f.level === 'info');
+      if (info.length > 0) body.push(`      <system-out>${xml(info.map(evidenceText).join('\n\n'))}</system-out>`);
+    }
+    cases.push(body.length === 0 ? open.replace(/>$/, '/>') : [open, ...body, '    </testcase>'].join('\n'));
+  }
+  const props = [
+    ['pack', c.pack],
+    ['weight', c.weight],
+    ['severity', c.severity],
+    ['verdict', c.verdict],
+  ]
+    .map(([k, v]) => `      <property name="${k}" value="${xml(v!)}"/>`)
+    .join('\n');
+  const head = `  <testsuite name="${xml(c.id)}" tests="${cases.length}" failures="${failures}" errors="0" skipped="${skipped}" time="0">`;
+  return { xml: [head, '    <properties>', props, '    </properties>', ...cases, '  </testsuite>'].join('\n'), tests: cases.length, failures, skipped };
+}
+
+/** A finding as plain text: level, message id and message, then each kind of evidence on its own line. */
+function evidenceText(f: ReportFinding): string {
+  const lines = [`[${f.level}] ${f.messageId}: ${f.message}`];
+  for (const q of f.evidence.quotes ?? []) lines.push(`  | ${q}`);
+  if (f.evidence.schemaPaths?.length) lines.push(`  at ${f.evidence.schemaPaths.join(', ')}`);
+  if (f.request) lines.push(`  sent ${f.request}`);
+  if (f.replay) lines.push(`  replay ${f.replay}`);
+  if (f.baselineState) lines.push(`  baseline: ${f.baselineState}`);
+  return lines.join('\n');
+}
+
+function seconds(ms: number): string {
+  return (ms / 1000).toFixed(3);
+}
+
+/**
+ * Escapes text for an XML 1.0 attribute or element: the five markup characters as entities, and
+ * characters XML 1.0 does not allow at all as a visible `\uXXXX`.
+ */
+export function xml(s: string): string {
+  return s
+    .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&apos;');
+}

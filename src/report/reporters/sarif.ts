@@ -1,0 +1,133 @@
+/**
+ * The SARIF 2.1.0 reporter (SPEC section 8; OASIS SARIF 2.1.0) for code-scanning upload.
+ *
+ * - One rule per check in the report, its help rendered from the check's own meta (the same text
+ *   as `sealmark explain`), its default level from the check's severity.
+ * - One result per failing or partial finding (info findings stay in the JSON report). A `fail`
+ *   finding takes the check's level (error | warning | note); a `partial` one is a warning, or a
+ *   note when the check's severity is note.
+ * - Locations: the server's entry file at the line where the tool's name appears, else the config
+ *   file, as paths relative to `%SRCROOT%` (the directory sealmark ran in) when they lie inside it;
+ *   logical locations name the tool and the schema paths. A result with neither file keeps only its
+ *   logical locations.
+ * - `partialFingerprints` carry the finding's fingerprint hash; `baselineState` is set after
+ *   `--baseline`.
+ */
+import { relative, sep } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { checkById } from '../../checks/index.js';
+import { renderCheckDoc } from '../../docs.js';
+import type { Severity } from '../../types.js';
+import type { Report, ReportCheck, ReportFinding } from '../build.js';
+import { fingerprintHash } from '../fingerprint.js';
+
+type Level = 'error' | 'warning' | 'note';
+
+const LEVEL_OF: Record<Severity, Level> = { error: 'error', warning: 'warning', note: 'note' };
+
+/** The key of sealmark's fingerprint in `partialFingerprints` (versioned with the fingerprint rule). */
+export const FINGERPRINT_KEY = 'sealmarkFinding/v1';
+
+/** Renders the report as a SARIF 2.1.0 log with one run (pretty-printed JSON, trailing newline). */
+export function renderSarif(report: Report): string {
+  const rules = report.checks.map(ruleOf);
+  const index = new Map(report.checks.map((c, i) => [c.id, i]));
+  const results = report.checks.flatMap((c) =>
+    c.findings.filter((f) => f.level !== 'info').map((f) => resultOf(report, c, f, index.get(c.id)!)),
+  );
+  const invocation: Record<string, unknown> = { executionSuccessful: report.status === 'audited' };
+  if (report.notAudited) {
+    invocation.toolExecutionNotifications = [{ level: 'error', message: { text: `the target could not be audited: ${report.notAudited.message}` } }];
+  }
+  const run: Record<string, unknown> = {
+    tool: { driver: { name: 'sealmark', version: report.cliVersion, semanticVersion: report.cliVersion, rules } },
+    invocations: [invocation],
+    results,
+    properties: {
+      methodologyVersion: report.methodologyVersion,
+      target: report.target.command,
+      protocol: report.protocol,
+      grade: { letter: report.grade.letter, percent: report.grade.percent, caps: report.grade.caps },
+      packs: report.grade.packs.map((p) => ({ pack: p.pack, letter: p.letter, percent: p.percent })),
+      coverage: report.coverage.level,
+      standard: report.standard,
+      sandbox: report.sandbox.note,
+      ...(report.baseline ? { baseline: { file: report.baseline.file, new: report.baseline.new.length, fixed: report.baseline.fixed, unchanged: report.baseline.unchanged } } : {}),
+    },
+  };
+  if (report.target.cwd) run.originalUriBaseIds = { SRCROOT: { uri: pathToFileURL(report.target.cwd + sep).href } };
+  const log = { $schema: 'https://json.schemastore.org/sarif-2.1.0.json', version: '2.1.0', runs: [run] };
+  return JSON.stringify(log, null, 2) + '\n';
+}
+
+function ruleOf(c: ReportCheck): Record<string, unknown> {
+  const meta = checkById(c.id)?.meta;
+  // SARIF 3.49.7: a `name` equal to the id (ignoring case) is left out.
+  const name = c.id.replace(/(^|-)([a-z])/g, (_m, _d: string, ch: string) => ch.toUpperCase());
+  const rule: Record<string, unknown> = {
+    id: c.id,
+    ...(name.toLowerCase() !== c.id.toLowerCase() ? { name } : {}),
+    shortDescription: { text: c.title },
+    defaultConfiguration: { level: LEVEL_OF[c.severity] ?? 'warning' },
+    properties: { tags: ['mcp', c.pack], pack: c.pack, weight: c.weight },
+  };
+  // A saved report may name a check this version no longer has: its rule then has no help.
+  if (meta) {
+    rule.fullDescription = { text: meta.docs.summary };
+    rule.help = { text: meta.docs.fix, markdown: renderCheckDoc(meta) };
+  }
+  return rule;
+}
+
+function resultOf(report: Report, c: ReportCheck, f: ReportFinding, ruleIndex: number): Record<string, unknown> {
+  const level: Level = f.level === 'fail' ? (LEVEL_OF[c.severity] ?? 'warning') : c.severity === 'note' ? 'note' : 'warning';
+  const text = f.replay ? `${f.message}\nReplay: ${f.replay}` : f.message;
+  const result: Record<string, unknown> = {
+    ruleId: c.id,
+    ruleIndex,
+    level,
+    message: { text },
+    locations: [locationOf(report, f)],
+    partialFingerprints: { [FINGERPRINT_KEY]: fingerprintHash(f.fingerprint) },
+    properties: {
+      messageId: f.messageId,
+      findingLevel: f.level,
+      checkVerdict: c.verdict,
+      ...(f.tool !== undefined ? { tool: f.tool } : {}),
+      ...(f.evidence.quotes?.length ? { quotes: f.evidence.quotes } : {}),
+      ...(f.request !== undefined ? { request: f.request } : {}),
+      ...(f.replay !== undefined ? { replay: f.replay } : {}),
+    },
+  };
+  if (f.baselineState) result.baselineState = f.baselineState;
+  return result;
+}
+
+function locationOf(report: Report, f: ReportFinding): Record<string, unknown> {
+  const loc: Record<string, unknown> = {};
+  const t = report.target;
+  const line = f.tool !== undefined ? t.entry?.toolLines[f.tool] : undefined;
+  const file = t.entry?.file ?? t.configFile;
+  if (file) {
+    const physical: Record<string, unknown> = { artifactLocation: artifactOf(file, t.cwd) };
+    physical.region = { startLine: t.entry && line !== undefined ? line : 1 };
+    loc.physicalLocation = physical;
+  }
+  const logical: Record<string, unknown>[] = [];
+  if (f.tool !== undefined) logical.push({ name: f.tool, fullyQualifiedName: `tools/${f.tool}`, kind: 'function' });
+  for (const p of f.evidence.schemaPaths ?? []) logical.push({ fullyQualifiedName: p, kind: 'property' });
+  if (logical.length > 0) loc.logicalLocations = logical;
+  if (!file && logical.length === 0) loc.message = { text: 'the server as a whole' };
+  return loc;
+}
+
+/** A file inside `cwd` as a `%SRCROOT%`-relative URI (what code scanning needs), else a file URI. */
+function artifactOf(file: string, cwd: string | undefined): Record<string, unknown> {
+  if (cwd) {
+    const rel = relative(cwd, file);
+    if (rel !== '' && !rel.startsWith('..') && !rel.startsWith(sep)) {
+      return { uri: rel.split(sep).map(encodeURIComponent).join('/'), uriBaseId: 'SRCROOT' };
+    }
+  }
+  return { uri: pathToFileURL(file).href };
+}

@@ -1,0 +1,69 @@
+/**
+ * Where an audited server comes from on disk, so that reports can point into the user's
+ * repository: SARIF locations for code scanning (issue 6), links in the HTML report. Read once at
+ * the end of a run, before the report is built; reporters only read what is recorded here.
+ */
+import { readFileSync, statSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
+
+/** Largest entry file read to find tool definitions (bytes). */
+const MAX_ENTRY_BYTES = 2 * 1024 * 1024;
+
+/** The on-disk origin of a target. Paths are absolute. */
+export interface TargetSource {
+  /** The directory sealmark ran in (relative paths of the command were resolved against it). */
+  cwd: string;
+  /** The config file the run used, when there was one. */
+  configFile?: string;
+  /**
+   * The server's entry file: the first word of the command (or the command itself) that names an
+   * existing regular file (`node server.js` → server.js). `toolLines`: the 1-based line where each
+   * tool's name first appears quoted (`"get_note"`, `'get_note'`) or as a Python/JS function name.
+   */
+  entry?: { file: string; toolLines: Record<string, number> };
+}
+
+/** Finds the entry file of `command` and the lines that define `toolNames`. Never throws. */
+export function locateSource(command: readonly string[], cwd: string, configFile: string | undefined, toolNames: readonly string[]): TargetSource {
+  const out: TargetSource = { cwd };
+  if (configFile) out.configFile = resolve(cwd, configFile);
+  const candidates = [command[0] ?? '', ...command.slice(1)].filter((w) => w !== '' && !w.startsWith('-'));
+  for (const word of candidates) {
+    const file = isAbsolute(word) ? word : resolve(cwd, word);
+    // A bare command name (`node`, `npx`) is looked up on PATH, not in cwd.
+    if (word === command[0] && !word.includes('/')) continue;
+    let size: number;
+    try {
+      const st = statSync(file);
+      if (!st.isFile()) continue;
+      size = st.size;
+    } catch {
+      continue;
+    }
+    out.entry = { file, toolLines: size <= MAX_ENTRY_BYTES ? toolLinesIn(file, toolNames) : {} };
+    break;
+  }
+  return out;
+}
+
+function toolLinesIn(file: string, toolNames: readonly string[]): Record<string, number> {
+  let lines: string[];
+  try {
+    lines = readFileSync(file, 'utf8').split('\n');
+  } catch {
+    return {};
+  }
+  const found: Record<string, number> = {};
+  for (const name of toolNames) {
+    if (name === '' || name.length > 200) continue;
+    const quoted = [`"${name}"`, `'${name}'`, `\`${name}\``];
+    let at = lines.findIndex((l) => quoted.some((q) => l.includes(q)));
+    if (at === -1) {
+      const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      const fn = new RegExp(`\\b(?:def|function)\\s+${escaped}\\s*\\(`);
+      at = lines.findIndex((l) => fn.test(l));
+    }
+    if (at !== -1) found[name] = at + 1;
+  }
+  return found;
+}
