@@ -98,7 +98,8 @@ function progressLine(out: NodeJS.WriteStream): { update: (p: Progress) => void;
     const p = latest!;
     const where = p.tool ? ` · tool ${p.toolIndex !== undefined ? `${p.toolIndex}/${p.toolCount ?? '?'} ` : ''}${safeText(p.tool)}` : '';
     const probe = p.probe ? ` · ${safeText(p.probe)}` : '';
-    out.write(`\r\u001b[2K${p.phase}${where}${probe} · ${p.calls} calls`.slice(0, (out.columns ?? 100) - 1));
+    // A terminal that reports no width (0 under `script` and many CI consoles) gets 100 columns.
+    out.write(`\r\u001b[2K${p.phase}${where}${probe} · ${p.calls} ${p.calls === 1 ? 'call' : 'calls'}`.slice(0, (out.columns || 100) - 1));
   };
   // At most one redraw every 80 ms, and the latest state is always drawn (a trailing redraw).
   return {

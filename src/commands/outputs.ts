@@ -6,8 +6,8 @@
  * `.html`, `.txt`). A format with no output goes to stdout; only one may. With neither flag the
  * text report goes to stdout.
  */
-import { closeSync, openSync, writeFileSync } from 'node:fs';
-import { extname, resolve } from 'node:path';
+import { accessSync, constants, statSync, writeFileSync } from 'node:fs';
+import { dirname, extname, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import type { Report } from '../report/build.js';
 import { FORMATS, reporters, type Format } from '../report/reporters/index.js';
@@ -47,18 +47,35 @@ export function planOutputs(formats: readonly string[], outputs: readonly string
 }
 
 /**
- * Throws UsageError naming the output when a file of `plan` cannot be written (a missing folder,
- * a directory, no permission). Checked before a run, so a typo does not cost a whole audit; the
- * file is created or truncated, which the run does anyway.
+ * Throws UsageError naming the output when a file of `plan` (or of `extra`, e.g. `--transcript`)
+ * could not be written: a missing folder, a directory, no permission. Checked before a run, so a
+ * typo does not cost a whole audit; nothing is created or truncated here, so a usage error leaves
+ * every earlier report as it was.
  */
 export function checkOutputs(plan: readonly OutputPlan[], extra: { flag: string; path?: string }[] = []): void {
   const files = [...plan.flatMap((p) => (p.path === undefined ? [] : [{ flag: '--output', path: p.path }])), ...extra.filter((e): e is { flag: string; path: string } => e.path !== undefined)];
   for (const { flag, path } of files) {
-    try {
-      closeSync(openSync(path, 'w'));
-    } catch (err) {
-      throw new UsageError(`${flag} ${path}: cannot write there (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
-    }
+    const why = unwritable(path);
+    if (why) throw new UsageError(`${flag} ${path}: cannot write there (${why})`);
+  }
+}
+
+/** Why `path` could not be written, or undefined when it could (an existing file or a new one in a writable folder). */
+function unwritable(path: string): string | undefined {
+  try {
+    if (statSync(path).isDirectory()) return 'EISDIR';
+    accessSync(path, constants.W_OK);
+    return undefined;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return (err as NodeJS.ErrnoException).code ?? String(err);
+  }
+  try {
+    const dir = dirname(resolve(path));
+    if (!statSync(dir).isDirectory()) return 'ENOTDIR';
+    accessSync(dir, constants.W_OK);
+    return undefined;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code ?? String(err);
   }
 }
 

@@ -16,8 +16,8 @@ export interface TargetSource {
   /** The config file the run used, when there was one. */
   configFile?: string;
   /**
-   * The server's entry file: the first word of the command (or the command itself) that names an
-   * existing regular file (`node server.js` → server.js). `toolLines`: the 1-based line where each
+   * The server's entry file: the first argument of the command that names an existing regular
+   * file (`node server.js` → server.js), else the command itself when it is a path (`./server.js`). `toolLines`: the 1-based line where each
    * tool's name first appears quoted (`"get_note"`, `'get_note'`) or as a Python/JS function name.
    */
   entry?: { file: string; toolLines: Record<string, number> };
@@ -27,11 +27,13 @@ export interface TargetSource {
 export function locateSource(command: readonly string[], cwd: string, configFile: string | undefined, toolNames: readonly string[]): TargetSource {
   const out: TargetSource = { cwd };
   if (configFile) out.configFile = resolve(cwd, configFile);
-  const candidates = [command[0] ?? '', ...command.slice(1)].filter((w) => w !== '' && !w.startsWith('-'));
+  // The script an interpreter runs comes before the interpreter itself (`/usr/bin/node x.js`,
+  // `.venv/bin/python server.py`); the command is the entry only when no argument names a file
+  // (`./server.js`). A bare command name (`node`, `npx`) is looked up on PATH, not in cwd.
+  const first = command[0] ?? '';
+  const candidates = [...command.slice(1), ...(first.includes('/') ? [first] : [])].filter((w) => w !== '' && !w.startsWith('-'));
   for (const word of candidates) {
     const file = isAbsolute(word) ? word : resolve(cwd, word);
-    // A bare command name (`node`, `npx`) is looked up on PATH, not in cwd.
-    if (word === command[0] && !word.includes('/')) continue;
     let size: number;
     try {
       const st = statSync(file);

@@ -3,8 +3,9 @@
  *
  * - One `<testsuite>` per check, named by its id, with pack, weight, severity and verdict as
  *   properties.
- * - Test cases: a tool-scope check has one per listed tool; a server-scope check has one named
- *   `(server)` plus one per tool its findings name. Findings that name no tool go to `(server)`.
+ * - Test cases: one per listed tool (and per tool a finding names that was not listed, such as
+ *   protocol-errors' made-up tool), plus `(server)` for what the check says of the server as a
+ *   whole: the findings that name no tool.
  * - A case with `fail` or `partial` findings gets one `<failure>` (type `fail` or `partial`, as
  *   ESLint's JUnit formatter reports warnings too) whose body is the evidence: messages, quotes,
  *   schema paths, the request sent and the replay line. Info findings go to `<system-out>`.
@@ -13,7 +14,6 @@
  *   characters, lone surrogates) are written as `\uXXXX`.
  */
 import type { Report, ReportCheck, ReportFinding } from '../build.js';
-import { checkById } from '../../checks/index.js';
 
 const SERVER_CASE = '(server)';
 
@@ -33,16 +33,12 @@ interface Suite {
 }
 
 function suiteOf(report: Report, c: ReportCheck): Suite {
-  const scope = checkById(c.id)?.meta.scope ?? 'server';
-  const byCase = new Map<string, ReportFinding[]>();
-  const names = scope === 'tool' ? report.tools.map((t) => t.name) : [SERVER_CASE];
-  for (const n of names) byCase.set(n, []);
+  const byCase = new Map<string, ReportFinding[]>([[SERVER_CASE, []]]);
+  for (const t of report.tools) byCase.set(t.name, []);
   for (const f of c.findings) {
     const name = f.tool ?? SERVER_CASE;
     byCase.set(name, [...(byCase.get(name) ?? []), f]);
   }
-  // A tool-scope check with no tools (a server that could not be listed) still has its one case.
-  if (byCase.size === 0) byCase.set(SERVER_CASE, []);
   const classname = `sealmark.${c.pack}.${c.id}`;
   let failures = 0;
   let skipped = 0;
