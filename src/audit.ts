@@ -184,7 +184,7 @@ function emptyArtifacts(config: ResolvedConfig, failure: OpenFailure): Artifacts
 }
 
 /** Reads one listed tool without trusting its shape. */
-function toListedTool(raw: unknown, index: number): ListedTool {
+export function toListedTool(raw: unknown, index: number): ListedTool {
   const t = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
   const annotations = typeof t.annotations === 'object' && t.annotations !== null ? (t.annotations as Record<string, unknown>) : undefined;
   return { index, name: typeof t.name === 'string' ? t.name : `#${index}`, raw, inputSchema: t.inputSchema, annotations };

@@ -80,6 +80,24 @@ export async function main(argv: string[]): Promise<number> {
     });
 
   program
+    .command('lint')
+    .description('Static checks on a saved tools/list result or tools array; no server: sealmark lint <tools.json> [options]')
+    .argument('<tools.json>', 'a tools/list result ({ "tools": [...] }), a bare tools array, or a JSON-RPC response holding one')
+    .option('--config <file>', 'config file (checks, severities, hidden_params …)')
+    .option('--format <format>', `report format: ${FORMAT_LIST} (repeatable, paired in order with --output)`, collect, [])
+    .option('--output <file>', 'write the report to this file (repeatable)', collect, [])
+    .option('--fail-under <grade>', 'exit 1 when the grade is below this letter (A-F) or percent')
+    .option('--baseline <saved.json>', 'a saved JSON report: only findings new against it fail the run')
+    .option('--only <checks>', 'run only these checks (comma-separated ids)')
+    .option('--skip <checks>', 'skip these checks (comma-separated ids)')
+    .option('--verbose', 'show informational findings and notes')
+    .option('--no-color', 'no colour in text output')
+    .action(async (file: string, opts) => {
+      const { runLint } = await import('./commands/lint.js');
+      code = runLint(file, opts);
+    });
+
+  program
     .command('report')
     .description('Re-render a saved JSON report (from --format json) without calling the server: sealmark report <saved.json> [options]')
     .argument('<saved.json>', 'a report written by sealmark audit --format json')

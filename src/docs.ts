@@ -9,8 +9,8 @@ export function renderCheckDoc(meta: CheckMeta): string {
   const L: string[] = [];
   L.push(`# ${meta.id}`, '', `${meta.title}`, '');
   L.push(`<!-- generated from src/checks/${meta.id}.ts by \`npm run docs\`; do not edit -->`, '');
-  L.push(`| pack | weight | scope | decided by | since | default severity |`, `|---|---|---|---|---|---|`);
-  L.push(`| ${meta.pack} | ${meta.weight} | ${meta.scope} | ${meta.decidedBy} | ${meta.since} | ${meta.severity} |`, '');
+  L.push(`| pack | weight | scope | decided by | since | default severity | in \`sealmark lint\` |`, `|---|---|---|---|---|---|---|`);
+  L.push(`| ${meta.pack} | ${meta.weight} | ${meta.scope} | ${meta.decidedBy} | ${meta.since} | ${meta.severity} | ${meta.lint ? 'its static half' : 'n/a (needs a server)'} |`, '');
   L.push(meta.docs.summary, '');
   L.push('## Probes', '');
   for (const p of meta.probes) L.push(`- \`${p.id}\`${p.core ? ' (core)' : ''}${p.part ? ' (part)' : ''}: ${p.description}`);

@@ -8,6 +8,7 @@
  * ```
  */
 export { audit, type AuditOptions } from './audit.js';
+export { lint, toolsOf, type LintOptions } from './lint.js';
 export { checks, checkById } from './checks/index.js';
 export type { Check, CheckMeta } from './checks/check.js';
 export { classifyReply, scanLeaks } from './classify.js';

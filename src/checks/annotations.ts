@@ -14,6 +14,7 @@ export const meta: CheckMeta = {
   pack: 'design',
   weight: 'scored',
   scope: 'server',
+  lint: true,
   decidedBy: 'static',
   since: '0.1',
   severity: 'error',

@@ -28,6 +28,7 @@ export const meta: CheckMeta = {
   pack: 'limits',
   weight: 'scored',
   scope: 'server',
+  lint: true,
   decidedBy: 'protocol-response',
   since: '0.1',
   severity: 'error',

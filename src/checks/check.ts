@@ -62,6 +62,11 @@ export interface CheckMeta {
   weight: Weight;
   /** `server`: one verdict for the server; findings may name tools. */
   scope: 'server' | 'tool';
+  /**
+   * True when the check has a static half that reads only the tools/list result: `sealmark lint`
+   * runs it on a saved listing (issue 7); the others are n/a there.
+   */
+  lint?: true;
   /** Where the evidence comes from. */
   decidedBy: 'static' | 'protocol-response' | 'sidechannel';
   /** Methodology version the check first appeared in. */
@@ -131,6 +136,8 @@ export interface Artifacts {
   /** Responses (after the handshake) whose id no request was waiting for. */
   strays: unknown[];
   config: ResolvedConfig;
+  /** Set when no server was called (`sealmark lint`): why, in words. */
+  offline?: string;
 }
 
 /**
@@ -138,6 +145,7 @@ export interface Artifacts {
  * (robust-input, or limits with the server gone), or the server was gone.
  */
 export function whyNotRun(a: Artifacts): string {
+  if (a.offline) return a.offline;
   if (a.robust?.stopped?.reason === 'three-hangs') return 'robust-input stopped after three hangs';
   if (a.limits?.stopped?.reason === 'server-gone') return 'the server was gone after the limit values';
   return 'the server was gone';

@@ -17,6 +17,7 @@ export const meta: CheckMeta = {
   pack: 'effects',
   weight: 'scored',
   scope: 'server',
+  lint: true,
   decidedBy: 'static',
   since: '0.1',
   severity: 'warning',

@@ -16,6 +16,7 @@ export const meta: CheckMeta = {
   pack: 'design',
   weight: 'scored',
   scope: 'server',
+  lint: true,
   decidedBy: 'sidechannel',
   since: '0.1',
   severity: 'warning',

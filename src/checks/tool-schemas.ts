@@ -18,6 +18,7 @@ export const meta: CheckMeta = {
   pack: 'core',
   weight: 'scored',
   scope: 'server',
+  lint: true,
   decidedBy: 'static',
   since: '0.1',
   severity: 'warning',

@@ -103,7 +103,7 @@ export interface Report {
    * What was audited. `cwd`, `configFile` and `entry` (absolute paths) say where it came from on
    * disk, for SARIF locations; see source.ts.
    */
-  target: { kind: 'stdio'; command: string[] } & Partial<TargetSource>;
+  target: ReportTarget & Partial<TargetSource>;
   /** `not-audited`: the target could not be started, initialized or listed (exit code 3). */
   status: 'audited' | 'not-audited';
   notAudited?: { reason: string; message: string; notChecked: string[] };
@@ -130,8 +130,22 @@ export interface Report {
 
 const MAX_RAW_CHARS = 4096;
 
+/**
+ * What was audited: `stdio` (a command), `http` (`url`, Streamable HTTP or HTTP+SSE) or
+ * `tools-file` (`file`, a saved tools/list read by `sealmark lint`). `command` is how the target is
+ * written in replay lines: the stdio command, or empty for the other kinds.
+ */
+export interface ReportTarget {
+  kind: 'stdio' | 'http' | 'tools-file';
+  command: string[];
+  url?: string;
+  file?: string;
+}
+
 /** The sandbox line of a report (SPEC section 3 asks for a clear note when isolation is missing). */
-function sandboxOf(iso: Isolation | undefined): Report['sandbox'] {
+function sandboxOf(iso: Isolation | undefined, kind: ReportTarget['kind']): Report['sandbox'] {
+  if (kind === 'tools-file') return { kind: 'none', network: 'host', note: 'no server was run: sealmark lint read a saved tools/list' };
+  if (kind === 'http') return { kind: 'none', network: 'host', note: 'a server reached by URL: sealmark cannot isolate it or see its side effects' };
   if (!iso) return { kind: 'none', network: 'host', note: 'no sandbox (--no-sandbox): the server ran in the current directory with your HOME and network; only its environment was scrubbed' };
   const parts = ['scratch HOME and working directory', `network ${iso.network === 'namespace' ? 'loopback only' : 'of the host'}`, ...iso.notes];
   return { kind: 'sandbox', network: iso.network, note: parts.join('; ') };
@@ -139,7 +153,8 @@ function sandboxOf(iso: Isolation | undefined): Report['sandbox'] {
 
 /** Input of {@link buildReport}. `startedAt` is ms since the epoch. */
 export interface BuildInput {
-  target: string[];
+  /** What was audited; a bare array is a stdio command. */
+  target: string[] | ReportTarget;
   /** How the target was isolated; absent with --no-sandbox. */
   isolation?: Isolation;
   config: ResolvedConfig;
@@ -174,7 +189,7 @@ export function buildReport({ target, isolation, config, artifacts: a, results, 
     cliVersion: VERSION,
     generatedAt: new Date().toISOString(),
     durationMs: Date.now() - startedAt,
-    target: { kind: 'stdio', command: target, ...source },
+    target: { ...(Array.isArray(target) ? { kind: 'stdio' as const, command: target } : target), ...source },
     status: failure || noTools ? 'not-audited' : 'audited',
     notAudited: failure
       ? { reason: failure.reason, message: failure.message, notChecked: checks.filter((c) => c.id !== 'handshake').map((c) => c.id) }
@@ -188,7 +203,7 @@ export function buildReport({ target, isolation, config, artifacts: a, results, 
           server: { name: strOrNull(h.serverInfo?.name), version: strOrNull(h.serverInfo?.version) },
         }
       : null,
-    sandbox: sandboxOf(isolation),
+    sandbox: sandboxOf(isolation, Array.isArray(target) ? 'stdio' : target.kind),
     standard: nonStandard.length === 0,
     nonStandardKeys: nonStandard,
     coverage: coverageOf(a),
@@ -248,6 +263,13 @@ function toReportCall(c: ProbeCall): ReportCall {
   if (c.items !== undefined) out.items = c.items;
   if (c.secrets) out.secrets = c.secrets;
   return out;
+}
+
+/** The target in words: the stdio command, the URL, or `tools file <path>` (for reports' headers). */
+export function targetLabel(t: ReportTarget): string {
+  if (t.kind === 'http') return t.url ?? '(url)';
+  if (t.kind === 'tools-file') return `tools file ${t.file ?? '(given as data)'}`;
+  return t.command.join(' ');
 }
 
 /** All findings of a report, in check order. */

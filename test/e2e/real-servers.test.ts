@@ -16,6 +16,7 @@
  */
 import { INVALID_PROBES } from '../../src/checks/robust-input.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,6 +26,7 @@ import { classifyReply } from '../../src/classify.js';
 import { configRegistry } from '../../src/config/defaults.js';
 import { parseConfig } from '../../src/config/schema.js';
 import type { Report, ReportCall } from '../../src/report/build.js';
+import { checkById } from '../../src/checks/index.js';
 import { LATER_PACKS_OFF, auditFixture, checkOf, findingsOf, graded, root } from '../helpers/run.js';
 
 // --- helpers ------------------------------------------------------------------------------------
@@ -327,6 +329,55 @@ describe('every standard run', () => {
       expect(r.report.grade.caps, name).toEqual(name === 'everything' ? [{ check: 'secret-echo', letter: 'D' }] : []);
     }
   });
+});
+
+describe('sealmark lint on the saved tools/list of each reference server (issue 7)', () => {
+  /** The tools of the run's tools/list pages, read from the transcript (the report cuts long replies). */
+  function savedListing(r: Run): unknown[] {
+    const ids = new Set(r.report.calls.filter((c) => c.probe === 'tools-list').map((c) => (JSON.parse(c.request) as { id: number }).id));
+    const pages = r.transcript.filter((m) => m.dir === 'recv' && ids.has(m.message.id as number));
+    expect(pages.length, 'tools/list pages in the transcript').toBe(ids.size);
+    return pages.flatMap((m) => (m.message.result as { tools: unknown[] }).tools);
+  }
+
+  const lintOf = (r: Run): Report => {
+    const file = join(r.dir, '..', 'tools-list.json');
+    writeFileSync(file, JSON.stringify({ tools: savedListing(r) }));
+    const out = join(r.dir, '..', 'lint.json');
+    const cli = spawnSync(process.execPath, [join(root, 'bin', 'sealmark.js'), 'lint', file, '--format', 'json', '--output', out], { encoding: 'utf8' });
+    expect([0, 1], cli.stderr).toContain(cli.status);
+    return JSON.parse(readFileSync(out, 'utf8')) as Report;
+  };
+
+  for (const name of ['everything', 'filesystem', 'memory'] as const) {
+    it(`${name}: the static findings and verdicts of the live audit, and the dynamic checks n/a with the reason`, () => {
+      const live = runs[name].report;
+      const linted = lintOf(runs[name]);
+      expect(linted.target).toMatchObject({ kind: 'tools-file' });
+      expect(linted.tools).toEqual(live.tools);
+      const key = (f: { fingerprint: string; level: string; message: string }) => `${f.level} ${f.fingerprint} ${f.message}`;
+      let compared = 0;
+      for (const c of linted.checks) {
+        const l = live.checks.find((x) => x.id === c.id)!;
+        if (!checkById(c.id)!.meta.lint) {
+          expect(c.verdict, c.id).toBe('n/a');
+          expect(c.notes, c.id).toEqual(['a dynamic check: sealmark lint read a saved tools/list; no server was called']);
+          continue;
+        }
+        // A static finding is one with no call behind it: lint must find exactly those (info
+        // findings aside: "not repeated" and the like report on calls, made or not).
+        const scoredOnly = (fs: typeof l.findings) => fs.filter((f) => f.level !== 'info');
+        const staticFindings = l.findings.filter((f) => !f.evidence.calls?.length);
+        expect(scoredOnly(c.findings).map(key).sort(), c.id).toEqual(scoredOnly(staticFindings).map(key).sort());
+        // Where the live verdict rests on static findings alone, lint gives the same verdict.
+        if (staticFindings.length === l.findings.length) {
+          expect(c.verdict, c.id).toBe(l.verdict);
+          compared++;
+        }
+      }
+      expect(compared, 'checks whose verdicts were compared').toBeGreaterThanOrEqual(4);
+    });
+  }
 });
 
 describe('@modelcontextprotocol/server-everything 2026.8.31', () => {

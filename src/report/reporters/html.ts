@@ -11,7 +11,7 @@
  * already built markup.
  */
 import { createHash } from 'node:crypto';
-import { allFindings, type Report, type ReportCall, type ReportCheck, type ReportFinding } from '../build.js';
+import { allFindings, targetLabel, type Report, type ReportCall, type ReportCheck, type ReportFinding } from '../build.js';
 import { packs } from '../../packs.js';
 
 /** Calls shown in a finding's transcript excerpt; the rest are counted. */
@@ -58,7 +58,7 @@ function fill(p: Part): string {
 export function renderHtml(report: Report): string {
   const calls = new Map(report.calls.map((c) => [c.seq, c]));
   const s = report.protocol?.server;
-  const title = `sealmark report: ${s?.name ?? report.target.command.join(' ')}`;
+  const title = `sealmark report: ${s?.name ?? targetLabel(report.target)}`;
   const body = html`<main>
 ${header(report)}
 ${notAudited(report)}
@@ -105,7 +105,7 @@ function header(r: Report): Html {
     ${baseline(r)}
     ${!r.standard && html`<p class="cap warn">non-standard run: changed locked settings ${r.nonStandardKeys.map((k) => html`<code>${k}</code> `)}</p>`}
     <dl>
-      <dt>target</dt><dd><code>${r.target.command.join(' ')}</code></dd>
+      <dt>target</dt><dd><code>${targetLabel(r.target)}</code></dd>
       ${p && html`<dt>protocol</dt><dd>${p.version ?? '?'} (${p.era ?? '?'})</dd>`}
       <dt>sandbox</dt><dd>${r.sandbox.note}</dd>
       <dt>coverage</dt><dd>${r.coverage.level} · ${tools(r)}</dd>

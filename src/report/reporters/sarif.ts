@@ -18,7 +18,7 @@ import { pathToFileURL } from 'node:url';
 import { checkById } from '../../checks/index.js';
 import { renderCheckDoc } from '../../docs.js';
 import type { Severity } from '../../types.js';
-import type { Report, ReportCheck, ReportFinding } from '../build.js';
+import { targetLabel, type Report, type ReportCheck, type ReportFinding } from '../build.js';
 import { fingerprintHash } from '../fingerprint.js';
 
 type Level = 'error' | 'warning' | 'note';
@@ -45,7 +45,7 @@ export function renderSarif(report: Report): string {
     results,
     properties: {
       methodologyVersion: report.methodologyVersion,
-      target: report.target.command,
+      target: targetLabel(report.target),
       protocol: report.protocol,
       grade: { letter: report.grade.letter, percent: report.grade.percent, caps: report.grade.caps },
       packs: report.grade.packs.map((p) => ({ pack: p.pack, letter: p.letter, percent: p.percent })),

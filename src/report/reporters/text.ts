@@ -2,7 +2,7 @@
  * The text reporter (SPEC section 8): grouped by pack, failures first, each finding with its
  * evidence and the command that replays it. Colour only when asked (a TTY without NO_COLOR).
  */
-import { allFindings, type BaselineComparison, type Report, type ReportCheck, type ReportFinding } from '../build.js';
+import { allFindings, targetLabel, type BaselineComparison, type Report, type ReportCheck, type ReportFinding } from '../build.js';
 import { packs } from '../../packs.js';
 
 export interface TextOptions {
@@ -44,7 +44,7 @@ export function renderText(report: Report, opts: TextOptions): string {
   const g = report.grade;
   const std = report.standard ? '' : `  ${yellow('non-standard')} (${report.nonStandardKeys.join(', ')})`;
   lines.push(bold(`sealmark ${report.cliVersion}`) + dim(` · methodology ${report.methodologyVersion}`));
-  lines.push(`target    ${safeText(report.target.command.join(' '))}`);
+  lines.push(`target    ${safeText(targetLabel(report.target))}`);
   if (report.protocol) {
     const s = report.protocol.server;
     lines.push(safeText(`server    ${s.name ?? '?'} ${s.version ?? ''}`.trimEnd()) + dim(` · protocol ${safeText(report.protocol.version ?? '?')} (${report.protocol.era ?? '?'})`));
