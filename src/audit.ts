@@ -5,6 +5,8 @@
 import { Session, type OpenFailure } from './target/session.js';
 import { Sandbox, startSpec } from './target/sandbox.js';
 import type { StdioTargetSpec } from './target/stdio-transport.js';
+import type { HttpTargetSpec } from './target/http-transport.js';
+import { UsageError } from './errors.js';
 import { Recorder, type Progress } from './probes/recorder.js';
 import { gatherRobustInput, hangLimitMs } from './probes/robust-input.js';
 import { gatherProtocolErrors } from './probes/protocol-errors.js';
@@ -15,7 +17,7 @@ import { gatherConcurrency } from './probes/concurrency.js';
 import { gatherDesign } from './probes/design.js';
 import { checks as allChecks } from './checks/index.js';
 import type { Artifacts, Check } from './checks/check.js';
-import { buildReport, type Report } from './report/build.js';
+import { buildReport, type Report, type ReportTarget } from './report/build.js';
 import { locateSource } from './report/source.js';
 import { defaultConfig } from './config/defaults.js';
 import type { ResolvedConfig } from './config/schema.js';
@@ -26,9 +28,22 @@ import { envCanaries, scanSecrets, secretSet } from './secrets.js';
 
 /** Options of {@link audit}. */
 export interface AuditOptions {
-  /** The stdio command and its arguments. */
-  command: string;
-  args: string[];
+  /** The stdio command and its arguments (give these, or `url`). */
+  command?: string;
+  args?: string[];
+  /**
+   * A server reached by URL instead (SPEC section 2 `--url`): Streamable HTTP, with the 2024-11-05
+   * HTTP+SSE transport as the fallback. No sandbox: effect probes need `allowEffects`.
+   */
+  url?: string;
+  /** Headers sent with every HTTP request (`--header`); their values are redacted from the report. */
+  headers?: Record<string, string>;
+  /**
+   * Name of the environment variable that holds a bearer token (`--bearer-token-env`): sent as
+   * `Authorization: Bearer <token>`, redacted everywhere, and named (not printed) in replay lines.
+   * Throws UsageError when the variable is not set.
+   */
+  bearerTokenEnv?: string;
   /** Validated config; defaults when absent. */
   config?: ResolvedConfig;
   /** Working directory of the server (default: the current one). */
@@ -73,30 +88,69 @@ export function serverEnv(config: ResolvedConfig, extra: Record<string, string> 
  */
 export async function audit(options: AuditOptions): Promise<Report> {
   const config = options.config ?? defaultConfig();
+  if (options.url !== undefined) {
+    if (options.command !== undefined) throw new UsageError('give a command or a URL, not both');
+    return auditSpec(options, config, httpSpec(options), undefined, {});
+  }
+  if (options.command === undefined) throw new UsageError('no server: give a command or a URL');
   // The environment canaries (SPEC section 5 secret-echo) ride with the server's environment.
   const canaries = envCanaries();
   const env = { ...serverEnv(config, options.env), ...canaries };
   const sandbox = options.sandbox === false ? undefined : Sandbox.create(config.sandbox);
   try {
-    const spec = startSpec(sandbox, options.command, options.args, env, options.cwd);
+    const spec = startSpec(sandbox, options.command, options.args ?? [], env, options.cwd);
     return await auditSpec(options, config, spec, sandbox, canaries);
   } finally {
     sandbox?.dispose();
   }
 }
 
-async function auditSpec(options: AuditOptions, config: ResolvedConfig, spec: StdioTargetSpec, sandbox: Sandbox | undefined, canaries: Record<string, string>): Promise<Report> {
-  const display = options.displayCommand ?? [options.command, ...options.args];
+/** The HTTP target of `options`: its URL and headers, the bearer token read from its variable. */
+export function httpSpec(options: Pick<AuditOptions, 'url' | 'headers' | 'bearerTokenEnv'>): HttpTargetSpec {
+  let url: URL;
+  try {
+    url = new URL(options.url!);
+  } catch {
+    throw new UsageError(`--url ${JSON.stringify(options.url)}: not a URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`--url ${options.url}: only http: and https: URLs are served by MCP's HTTP transports`);
+  const headers = { ...options.headers };
+  if (options.bearerTokenEnv !== undefined) {
+    const token = process.env[options.bearerTokenEnv];
+    if (!token) throw new UsageError(`--bearer-token-env ${options.bearerTokenEnv}: the variable is not set`);
+    headers.Authorization = `Bearer ${token}`;
+  }
+  return { url: url.href, headers };
+}
+
+/**
+ * The flags a replay line needs to reach the same server: the URL, the headers given (their
+ * values redacted in the report like every secret), the bearer token's variable by name.
+ */
+function httpReplayFlags(options: AuditOptions): string[] {
+  return [
+    '--url',
+    options.url!,
+    ...Object.entries(options.headers ?? {}).flatMap(([k, v]) => ['--header', `${k}: ${v}`]),
+    ...(options.bearerTokenEnv ? ['--bearer-token-env', options.bearerTokenEnv] : []),
+  ];
+}
+
+async function auditSpec(options: AuditOptions, config: ResolvedConfig, spec: StdioTargetSpec | HttpTargetSpec, sandbox: Sandbox | undefined, canaries: Record<string, string>): Promise<Report> {
+  const isHttp = 'url' in spec;
+  const display = isHttp ? [] : (options.displayCommand ?? [options.command!, ...(options.args ?? [])]);
+  const target: ReportTarget = isHttp ? { kind: 'http', command: [], url: spec.url } : { kind: 'stdio', command: display };
   // The replay needs what the server needed: the config file (its env) and the --env names.
   const replayFlags = [
+    ...(isHttp ? httpReplayFlags(options) : []),
     ...(config.source ? ['--config', config.source] : []),
     ...Object.keys(options.env ?? {}).flatMap((k) => ['--env', k]),
   ];
   const replay = (tool: string, args: unknown, rawArgs?: string) => replayLine(tool, args, display, replayFlags, rawArgs);
   const enabled = allChecks.filter((c) => config.checks[c.meta.id]?.enabled !== false);
-  // What the user handed the server (config env, --env) may be a credential: never reported. Nor
-  // are the canaries: a report that printed them would leak what it is looking for.
-  const given = { ...config.env, ...options.env };
+  // What the user handed the server (config env, --env, HTTP headers) may be a credential: never
+  // reported. Nor are the canaries: a report that printed them would leak what it is looking for.
+  const given = { ...config.env, ...options.env, ...(isHttp ? headerSecrets(spec.headers) : {}) };
   const redactor = new Redactor({ ...given, ...canaries });
   const secrets = secretSet(canaries, given);
   const started = Date.now();
@@ -106,7 +160,7 @@ async function auditSpec(options: AuditOptions, config: ResolvedConfig, spec: St
   if (!(opened instanceof Session)) {
     const artifacts = emptyArtifacts(config, opened);
     const source = locateSource(display, options.cwd ?? process.cwd(), config.source, []);
-    return redactor.value(buildReport({ target: display, isolation: sandbox?.isolation, config, artifacts, results: judgeAll(enabled, artifacts, replay), startedAt: started, source }));
+    return redactor.value(buildReport({ target, isolation: sandbox?.isolation, config, artifacts, results: judgeAll(enabled, artifacts, replay), startedAt: started, source }));
   }
   const session = opened;
   try {
@@ -163,7 +217,7 @@ async function auditSpec(options: AuditOptions, config: ResolvedConfig, spec: St
     artifacts.exit = t.exit;
     artifacts.strays = session.wire.strayResponses.map((s) => s.message);
     const source = locateSource(display, options.cwd ?? process.cwd(), config.source, tools.map((x) => x.name));
-    return redactor.value(buildReport({ target: display, isolation: sandbox?.isolation, config, artifacts, results: judgeAll(enabled, artifacts, replay), startedAt: started, source }));
+    return redactor.value(buildReport({ target, isolation: sandbox?.isolation, config, artifacts, results: judgeAll(enabled, artifacts, replay), startedAt: started, source }));
   } finally {
     await session.close();
   }
@@ -220,4 +274,19 @@ export function judgeAll(enabled: readonly Check[], artifacts: Artifacts, replay
       return { id: c.meta.id, verdict: 'n/a', findings: [], notes: [`the check crashed: ${err instanceof Error ? err.message : String(err)}`] };
     }
   });
+}
+
+/**
+ * The header values a report must not print, keyed by a name the redactor shows
+ * (`[redacted:Authorization]`); the bearer token alone too, since a server may echo it without
+ * its scheme.
+ */
+export function headerSecrets(headers: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers)) {
+    out[k] = v;
+    const bearer = /^Bearer\s+(\S+)$/i.exec(v);
+    if (bearer) out[`${k} token`] = bearer[1]!;
+  }
+  return out;
 }

@@ -52,9 +52,12 @@ export async function main(argv: string[]): Promise<number> {
 
   program
     .command('audit')
-    .description('Start a stdio MCP server and audit it: sealmark audit [options] -- <command> [args…]')
+    .description('Audit an MCP server: sealmark audit [options] -- <command> [args…], or sealmark audit --url <url> [options]')
     .argument('[command...]', 'the server command and its arguments, after --')
     .option('--demo', 'audit the bundled demo server (planted flaws; exits 0 unless --fail-under is given)')
+    .option('--url <url>', 'audit a server reached by URL (Streamable HTTP; the 2024-11-05 HTTP+SSE transport as the fallback)')
+    .option('--header <header>', "with --url: a header for every request, 'Name: value' (repeatable)", collect, [])
+    .option('--bearer-token-env <VAR>', 'with --url: send Authorization: Bearer $VAR (the token is never printed)')
     .option('--config <file>', 'config file (default: sealmark.config.json/.yaml found upward)')
     .option('--format <format>', `report format: ${FORMAT_LIST} (repeatable, paired in order with --output)`, collect, [])
     .option('--output <file>', 'write the report to this file (repeatable; the format may come from the extension)', collect, [])
@@ -117,6 +120,9 @@ export async function main(argv: string[]): Promise<number> {
     .description('Replay one tools/call against a stdio server: sealmark call --tool <name> --args <json> -- <command> [args…]')
     .argument('[command...]', 'the server command and its arguments, after --')
     .requiredOption('--tool <name>', 'tool to call')
+    .option('--url <url>', 'call a server reached by URL instead of a command')
+    .option('--header <header>', "with --url: a header for every request, 'Name: value' (repeatable)", collect, [])
+    .option('--bearer-token-env <VAR>', 'with --url: send Authorization: Bearer $VAR')
     .option('--args <json>', 'the arguments object as JSON (omit to send no arguments member)')
     .option('--raw-args <text>', 'the arguments member written verbatim, unparsed (NaN, 1.0, a duplicate member); instead of --args')
     .option('--config <file>', 'config file whose env the server gets')

@@ -12,7 +12,8 @@ export function shellQuote(word: string): string {
 
 /**
  * The `sealmark call` line for a tools/call of `tool` with `args` (the `--args` flag is left out
- * when the call omitted `arguments`), against the stdio command `command`. `flags` go before the
+ * when the call omitted `arguments`), against the stdio command `command` (empty for a server
+ * reached by URL, whose `--url` is then in `flags`). `flags` go before the
  * tool (e.g. `--config sealmark.config.yaml`, `--env API_KEY`: a bare name, so the value is read
  * from the environment and no secret is printed). `rawArgs`, when the call wrote its arguments as
  * raw text (`{"limit":NaN}`), replaces `args` and is replayed with `--raw-args`.
@@ -21,6 +22,7 @@ export function replayLine(tool: string, args: unknown, command: string[], flags
   const parts = ['sealmark', 'call', ...flags.map(shellQuote), '--tool', shellQuote(tool)];
   if (rawArgs !== undefined) parts.push('--raw-args', shellQuote(rawArgs));
   else if (args !== undefined) parts.push('--args', shellQuote(JSON.stringify(args)));
-  parts.push('--', ...command.map(shellQuote));
+  // A server reached by URL has no command: its `--url` is among the flags.
+  if (command.length > 0) parts.push('--', ...command.map(shellQuote));
   return parts.join(' ');
 }

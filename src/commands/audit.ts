@@ -1,16 +1,20 @@
 /** `sealmark audit`: run the engine on a stdio target and print or write the report(s). */
 import { fileURLToPath } from 'node:url';
-import { audit } from '../audit.js';
+import { audit, httpSpec } from '../audit.js';
 import type { Progress } from '../probes/recorder.js';
 import { compareWithBaseline } from '../report/baseline.js';
 import { loadSavedReport } from '../report/load.js';
 import { safeText } from '../report/reporters/text.js';
-import { UsageError, parseEnvList, requireCommand, resolveConfig } from './common.js';
+import { UsageError, parseEnvList, resolveConfig, targetOf } from './common.js';
 import { exitCode, parseGate } from './gate.js';
 import { checkOutputs, planOutputs, useColor, writeOutputs } from './outputs.js';
 
 export interface AuditCliOptions {
   demo?: boolean;
+  url?: string;
+  /** `--header 'Name: value'`, repeatable (with --url). */
+  header?: string[];
+  bearerTokenEnv?: string;
   config?: string;
   /** `--format`, repeatable; paired in order with `output`. */
   format?: string[];
@@ -45,16 +49,20 @@ export async function runAudit(command: string[], opts: AuditCliOptions): Promis
   const plan = planOutputs(opts.format ?? [], opts.output ?? []);
   // A bad baseline must not cost a whole audit: it is read first.
   const baseline = opts.baseline === undefined ? undefined : loadSavedReport(opts.baseline, '--baseline');
-  let target: string[];
-  let display: string[];
+  let target: string[] = [];
+  let display: string[] = [];
+  let http: { url: string; headers: Record<string, string>; bearerTokenEnv?: string } | undefined;
   if (opts.demo) {
-    if (command.length > 0) throw new UsageError('--demo takes no server command');
+    if (command.length > 0 || opts.url !== undefined) throw new UsageError('--demo takes no server command and no --url');
     target = [process.execPath, demoServerPath()];
     display = ['node', demoServerPath()];
   } else {
-    target = requireCommand(command, 'sealmark audit [options] -- <command> [args…]');
-    display = target;
+    const t = targetOf(command, opts, 'sealmark audit [options] -- <command> [args…]   or   sealmark audit --url <url> [options]');
+    if ('url' in t) http = t;
+    else target = display = t.command;
   }
+  // Validated now (a bad URL, an unset token variable), before anything starts.
+  if (http) httpSpec(http);
   // --env stays apart from the config's env so that replay lines can name it (`--env KEY`).
   const fromFile = resolveConfig({ ...opts, env: undefined }, process.cwd());
   const config = {
@@ -67,15 +75,14 @@ export async function runAudit(command: string[], opts: AuditCliOptions): Promis
   const tty = process.stderr.isTTY === true && !opts.quiet ? process.stderr : undefined;
   const progress = tty ? progressLine(tty) : undefined;
   let report = await audit({
-    command: target[0]!,
-    args: target.slice(1),
+    ...(http ?? { command: target[0]!, args: target.slice(1) }),
     config,
     env: cliEnv,
     sandbox: opts.sandbox !== false,
     all: opts.all === true,
     allowEffects: opts.allowEffects === true,
     transcriptPath: opts.transcript,
-    displayCommand: display,
+    ...(http ? {} : { displayCommand: display }),
     onProgress: progress?.update,
   });
   progress?.stop();

@@ -3,7 +3,8 @@
  * line of every finding) and prints what was sent, the raw reply and its class (SPEC section 4).
  */
 import { randomBytes } from 'node:crypto';
-import { serverEnv } from '../audit.js';
+import { headerSecrets, httpSpec, serverEnv } from '../audit.js';
+import type { HttpTargetSpec } from '../target/http-transport.js';
 import { EFFECT_GRACE_MS } from '../probes/effects.js';
 import { Sandbox, startSpec } from '../target/sandbox.js';
 import type { StdioTargetSpec } from '../target/stdio-transport.js';
@@ -13,7 +14,7 @@ import { propertiesOf } from '../schema.js';
 import { Session } from '../target/session.js';
 import { Redactor } from '../redact.js';
 import { ARGUMENT_CANARY, ARGUMENT_CANARY_NAME, envCanaries, scanSecrets, secretSet, type SecretSet } from '../secrets.js';
-import { UsageError, parseEnvList, parseSeconds, requireCommand, resolveConfig } from './common.js';
+import { UsageError, parseEnvList, parseSeconds, resolveConfig, targetOf } from './common.js';
 
 /** How reports write the argument canary (src/redact.ts). */
 const CANARY_PLACEHOLDER = `[redacted:${ARGUMENT_CANARY_NAME}]`;
@@ -23,6 +24,9 @@ const RAW_MARKER = `sealmark:raw-args:${randomBytes(12).toString('hex')}`;
 
 export interface CallCliOptions {
   tool: string;
+  url?: string;
+  header?: string[];
+  bearerTokenEnv?: string;
   args?: string;
   /** The arguments member as raw text, written verbatim (see `--raw-args`). */
   rawArgs?: string;
@@ -35,7 +39,8 @@ export interface CallCliOptions {
 
 /** Runs the call; resolves to 0 when a reply (of any class) was read, 3 when the server could not be reached. */
 export async function runCall(command: string[], opts: CallCliOptions): Promise<number> {
-  const target = requireCommand(command, "sealmark call --tool <name> --args '<json>' -- <command> [args…]");
+  const target = targetOf(command, opts, "sealmark call --tool <name> --args '<json>' -- <command> [args…]   or   sealmark call --url <url> --tool <name> --args '<json>'");
+  const http = 'url' in target ? httpSpec(target) : undefined;
   let args: unknown;
   if (opts.args !== undefined && opts.rawArgs !== undefined) throw new UsageError('give --args or --raw-args, not both');
   // A report shows the argument canary redacted; the replay sends this process's canary in its
@@ -52,16 +57,18 @@ export async function runCall(command: string[], opts: CallCliOptions): Promise<
   const timeoutMs = (parseSeconds('--timeout-probe', opts.timeoutProbe) ?? 10) * 1000;
   // The config file, when given, supplies the server's env (as in the audit that printed the line).
   const config = opts.config !== undefined ? resolveConfig({ config: opts.config }, process.cwd()) : defaultConfig();
-  const given = { ...config.env, ...parseEnvList(opts.env) };
+  const given = { ...config.env, ...parseEnvList(opts.env), ...(http ? headerSecrets(http.headers) : {}) };
   // The same environment canaries as an audit, so that a secret-echo finding replays.
   const canaries = envCanaries();
   const env = { ...serverEnv(config, given), ...canaries };
   const secrets = secretSet(canaries, given);
   const redactor = new Redactor({ ...given, ...canaries });
+  if (http) return callIn(http, undefined, { ...opts, rawArgs }, args, timeoutMs, config.timeout_init_sec * 1000, secrets, redactor);
+  const cmd = (target as { command: [string, ...string[]] }).command;
   // Replays run in the sandbox too: replaying an effect finding must not open, send or write for real.
   const sandbox = opts.sandbox === false ? undefined : Sandbox.create(config.sandbox);
   try {
-    const spec = startSpec(sandbox, target[0], target.slice(1), env);
+    const spec = startSpec(sandbox, cmd[0], cmd.slice(1), env);
     return await callIn(spec, sandbox, { ...opts, rawArgs }, args, timeoutMs, config.timeout_init_sec * 1000, secrets, redactor);
   } finally {
     sandbox?.dispose();
@@ -69,7 +76,7 @@ export async function runCall(command: string[], opts: CallCliOptions): Promise<
 }
 
 async function callIn(
-  spec: StdioTargetSpec,
+  spec: StdioTargetSpec | HttpTargetSpec,
   sandbox: Sandbox | undefined,
   opts: CallCliOptions,
   args: unknown,
@@ -106,7 +113,7 @@ async function callIn(
     const r2 = ex.reply;
     const hits = r2.kind === 'response' || r2.kind === 'malformed' ? scanSecrets(r2.raw, secrets) : [];
     for (const h of hits) out.push(`secret   ${h.kind} ${h.name} in the ${h.where}`);
-    out.push(sandbox ? `sandbox  ${sandbox.isolation.network === 'namespace' ? 'network loopback only' : 'host network'}; ${effects.length} side effects seen` : 'sandbox  none (--no-sandbox)');
+    out.push(sandbox ? `sandbox  ${sandbox.isolation.network === 'namespace' ? 'network loopback only' : 'host network'}; ${effects.length} side effects seen` : 'url' in spec ? 'sandbox  none (a server reached by URL)' : 'sandbox  none (--no-sandbox)');
     // The canaries and your credentials are looked for, never printed.
     process.stdout.write(redactor.text(out.join('\n')) + '\n');
     return 0;

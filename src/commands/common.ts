@@ -65,3 +65,35 @@ export function requireCommand(command: string[], usage: string): [string, ...st
   if (command.length === 0 || !command[0]) throw new UsageError(`no server command given. Usage: ${usage}`);
   return command as [string, ...string[]];
 }
+
+/**
+ * Parses repeated `--header 'Name: value'` options (RFC 9110 field names). Throws UsageError for
+ * a missing colon or a name that is not a header name.
+ */
+export function parseHeaders(list: string[] | undefined): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const entry of list ?? []) {
+    const colon = entry.indexOf(':');
+    const name = colon < 0 ? '' : entry.slice(0, colon).trim();
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw new UsageError(`--header ${JSON.stringify(entry)}: expected 'Name: value'`);
+    headers[name] = entry.slice(colon + 1).trim();
+  }
+  return headers;
+}
+
+/**
+ * The target of `audit` / `call`: a command after `--`, or `--url` (with `--header` and
+ * `--bearer-token-env`), never both. Throws UsageError.
+ */
+export function targetOf(
+  command: string[],
+  opts: { url?: string; header?: string[]; bearerTokenEnv?: string },
+  usage: string,
+): { command: [string, ...string[]] } | { url: string; headers: Record<string, string>; bearerTokenEnv?: string } {
+  if (opts.url !== undefined) {
+    if (command.length > 0) throw new UsageError('--url takes no server command: give one or the other');
+    return { url: opts.url, headers: parseHeaders(opts.header), ...(opts.bearerTokenEnv !== undefined ? { bearerTokenEnv: opts.bearerTokenEnv } : {}) };
+  }
+  if (opts.header?.length || opts.bearerTokenEnv !== undefined) throw new UsageError('--header and --bearer-token-env go with --url');
+  return { command: requireCommand(command, usage) };
+}

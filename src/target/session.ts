@@ -8,6 +8,8 @@
  */
 import { Client } from '@modelcontextprotocol/client';
 import { AuditStdioTransport, type ExitInfo, type NoiseLine, type StdioTargetSpec } from './stdio-transport.js';
+import { AuditHttpTransport, HttpFailure, type HttpTargetSpec } from './http-transport.js';
+import type { AuditTransport } from './transport.js';
 import { WireTransport, type Exchange, type RequestOptions } from './wire.js';
 import { Transcript } from './transcript.js';
 import type { Redactor } from '../redact.js';
@@ -32,7 +34,12 @@ export interface HandshakeInfo {
 
 /** Why a target could not be audited (exit code 3, SPEC section 2). */
 export interface OpenFailure {
-  reason: 'spawn-failed' | 'exited-during-init' | 'init-timeout' | 'init-rejected';
+  /**
+   * Stdio: `spawn-failed`, `exited-during-init`. URL: `connect-failed` (no connection),
+   * `tls-error`, `unauthorized` (401 or 403), `http-error` (another status, on both transports).
+   * Both: `init-timeout`, `init-rejected`.
+   */
+  reason: 'spawn-failed' | 'exited-during-init' | 'init-timeout' | 'init-rejected' | 'connect-failed' | 'tls-error' | 'unauthorized' | 'http-error';
   /** One line for a human, e.g. `the server exited during the handshake (code 3)`. */
   message: string;
   /** The particular part of `message` (`code 3`, `command not found`, the SDK's error text). */
@@ -68,8 +75,8 @@ const MAX_PAGES = 100;
 
 export class Session {
   private constructor(
-    readonly target: StdioTargetSpec,
-    readonly transport: AuditStdioTransport,
+    readonly target: StdioTargetSpec | HttpTargetSpec,
+    readonly transport: AuditTransport,
     readonly wire: WireTransport,
     private readonly client: Client | undefined,
     readonly handshake: HandshakeInfo,
@@ -80,13 +87,18 @@ export class Session {
    * Starts the server and negotiates. Returns the session, or an {@link OpenFailure} saying why
    * the server could not be audited. Never rejects; the process is ended on failure.
    */
-  static async open(target: StdioTargetSpec, options: OpenOptions): Promise<Session | OpenFailure> {
+  static async open(target: StdioTargetSpec | HttpTargetSpec, options: OpenOptions): Promise<Session | OpenFailure> {
     // One transcript across attempts, so a restart does not erase the first exchange.
     const transcript = new Transcript(options.transcriptPath, options.redactor);
     const first = await Session.attempt(target, options, 'auto', transcript);
     if (first instanceof Session) return first;
     let result: Session | Attempted = first;
-    if (first.retry === 'legacy') {
+    if (first.retry === 'sse') {
+      // MCP 2025-03-26 backwards compatibility: a POST refused with 400, 404 or 405 may mean the
+      // 2024-11-05 HTTP+SSE transport. Its failure is reported only when it fails differently.
+      const sse = await Session.attempt(target, options, 'sse', transcript);
+      result = sse instanceof Session || sse.reason !== 'http-error' ? sse : first;
+    } else if (first.retry === 'legacy') {
       // Some legacy servers exit on any request before initialize; the probe cost them their life.
       // Start a fresh process and speak the initialize handshake only.
       result = await Session.attempt(target, options, 'legacy', transcript);
@@ -102,8 +114,9 @@ export class Session {
     return failure;
   }
 
-  private static async attempt(target: StdioTargetSpec, options: OpenOptions, mode: 'auto' | 'legacy' | 'manual', transcript: Transcript): Promise<Session | Attempted> {
-    const transport = new AuditStdioTransport(target);
+  private static async attempt(target: StdioTargetSpec | HttpTargetSpec, options: OpenOptions, mode: 'auto' | 'legacy' | 'manual' | 'sse', transcript: Transcript): Promise<Session | Attempted> {
+    const http = 'url' in target ? new AuditHttpTransport(target, mode === 'sse' ? 'sse' : 'streamable') : undefined;
+    const transport: AuditTransport = http ?? new AuditStdioTransport(target as StdioTargetSpec);
     transport.taps.push((dir, msg, at) => transcript.write(dir, msg, at));
     const wire = new WireTransport(transport);
     const sentMethods: string[] = [];
@@ -171,10 +184,14 @@ export class Session {
     const seconds = `${options.initTimeoutMs / 1000} s`;
     if (outcome === 'timeout') return failWith('init-timeout', `no reply to the handshake within ${seconds}`, seconds);
     if (typeof outcome === 'object' && 'bad' in outcome) return failWith('init-rejected', `the handshake failed: ${outcome.bad}`, outcome.bad);
+    if (outcome instanceof Error && http) {
+      const f = outcome instanceof HttpFailure ? outcome : http.lastFailure;
+      if (f) return failWith(...httpFailure(f, target as HttpTargetSpec, mode));
+    }
     if (outcome instanceof Error) {
       const code = (outcome as NodeJS.ErrnoException).code;
       if (code === 'ENOENT' || code === 'EACCES') {
-        const why = `${JSON.stringify(target.command)}: ${code === 'ENOENT' ? 'command not found' : 'permission denied'}`;
+        const why = `${JSON.stringify((target as StdioTargetSpec).command)}: ${code === 'ENOENT' ? 'command not found' : 'permission denied'}`;
         return failWith('spawn-failed', `cannot start ${why}`, why);
       }
       // What the server itself said to initialize decides before how the process ended: the SDK
@@ -224,6 +241,10 @@ export class Session {
     // The 2026-07-28 envelope rides on every request only when that era was negotiated.
     if (handshake.era !== 'modern') wire.envelope = undefined;
     wire.handshakeDone = true;
+    if (http) {
+      http.handshakeDone = true;
+      if (handshake.protocolVersion) http.protocolVersion = handshake.protocolVersion;
+    }
     return new Session(target, transport, wire, client, handshake, transcript);
   }
 
@@ -290,7 +311,27 @@ export class Session {
 }
 
 /** A failed attempt, and whether another kind of attempt may succeed. */
-type Attempted = OpenFailure & { retry?: 'legacy' | 'manual' };
+type Attempted = OpenFailure & { retry?: 'legacy' | 'manual' | 'sse' };
+
+/**
+ * The reason, message, detail and retry for an HTTP failure during the handshake: 401 and 403 name
+ * the header to set; 400, 404 and 405 on Streamable HTTP are retried as HTTP+SSE (MCP 2025-03-26
+ * backwards compatibility).
+ */
+function httpFailure(f: HttpFailure, target: HttpTargetSpec, mode: string): [OpenFailure['reason'], string, string, Attempted['retry']?] {
+  if (f.kind === 'tls') return ['tls-error', f.message, f.message];
+  if (f.kind === 'connect') return ['connect-failed', f.message, f.message];
+  if (f.status === 401 || f.status === 403) {
+    const sent = Object.keys(target.headers).some((h) => h.toLowerCase() === 'authorization');
+    const hint = sent
+      ? 'the Authorization header was sent and refused: check the token'
+      : "set the Authorization header: --bearer-token-env VAR (the token read from $VAR) or --header 'Authorization: Bearer …'";
+    const challenge = f.wwwAuthenticate ? ` (WWW-Authenticate: ${f.wwwAuthenticate.slice(0, 200)})` : '';
+    return ['unauthorized', `the server answered ${f.status}${challenge}: ${hint}`, `HTTP ${f.status}`];
+  }
+  const retry = mode !== 'sse' && (f.status === 400 || f.status === 404 || f.status === 405) ? 'sse' : undefined;
+  return ['http-error', `the handshake failed: ${f.message}`, f.message, retry];
+}
 
 function isObject(v: unknown): boolean {
   return typeof v === 'object' && v !== null && !Array.isArray(v);

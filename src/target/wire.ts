@@ -7,7 +7,8 @@
  * STYLE "errors are values at the edges").
  */
 import type { Transport, JSONRPCMessage } from '@modelcontextprotocol/client';
-import { MAX_LINE_BYTES, type AuditStdioTransport, type ExitInfo } from './stdio-transport.js';
+import { MAX_LINE_BYTES, type ExitInfo } from './stdio-transport.js';
+import type { AuditTransport } from './transport.js';
 
 /** A JSON-RPC error object as received (fields not checked: a server may send anything). */
 export interface WireError {
@@ -106,10 +107,15 @@ export class WireTransport implements Transport {
   envelope: Record<string, unknown> | undefined;
   private closedFlag = false;
 
-  constructor(readonly inner: AuditStdioTransport) {
-    // The SDK treats a transport with `stderr` and `pid` as stdio-shaped during negotiation.
-    Object.defineProperty(this, 'stderr', { get: () => inner.stderr, enumerable: true });
-    Object.defineProperty(this, 'pid', { get: () => inner.pid, enumerable: true });
+  constructor(readonly inner: AuditTransport) {
+    // The SDK treats a transport with `stderr` and `pid` as stdio-shaped during negotiation; only
+    // the stdio transport has them.
+    if ('pid' in inner) {
+      Object.defineProperty(this, 'stderr', { get: () => (inner as unknown as { stderr: unknown }).stderr, enumerable: true });
+      Object.defineProperty(this, 'pid', { get: () => (inner as unknown as { pid: unknown }).pid, enumerable: true });
+    }
+    // The negotiated version reaches the transport (HTTP sends it as a header).
+    this.setProtocolVersion = (v: string) => inner.setProtocolVersion?.(v);
     inner.taps.push((direction, message) => {
       if (direction !== 'send' || this.handshakeDone) return;
       const meta = (message as { params?: { _meta?: Record<string, unknown> } }).params?._meta;
@@ -127,6 +133,25 @@ export class WireTransport implements Transport {
       const id = /"id"\s*:\s*(\d+)/.exec(text)?.[1];
       if (id === undefined || !this.pending.has(Number(id))) return;
       this.settle(Number(id), { kind: 'malformed', problem: `the reply line is not valid JSON: ${JSON.stringify(text.slice(0, 80))}`, raw: null });
+    };
+    inner.onAnswer = (id, message) => {
+      if (!this.pending.has(id)) return false;
+      this.settle(id, readResponse(message));
+      this.answered.add(id);
+      return true;
+    };
+    inner.onBroken = (id, problem) => {
+      if (!this.pending.has(id)) return false;
+      this.settle(id, { kind: 'malformed', problem, raw: null });
+      return true;
+    };
+    inner.onRejected = (id, status, body) => {
+      if (!this.pending.has(id)) return false;
+      const text = body.trim().slice(0, 4096);
+      // Not a JSON-RPC message: `raw` says what came instead, and the error carries the status.
+      this.settle(id, { kind: 'response', error: { code: status, message: `HTTP ${status}${text ? `: ${text}` : ''}` }, raw: { httpStatus: status, body: text } });
+      this.answered.add(id);
+      return true;
     };
     inner.onerror = (error) => this.onerror?.(error);
     inner.onclose = () => {

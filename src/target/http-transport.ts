@@ -1,0 +1,382 @@
+/**
+ * Transport to a server reached by URL (SPEC section 2 `--url`; MCP 2025-03-26 … 2026-07-28
+ * Streamable HTTP, and the 2024-11-05 HTTP+SSE transport as the fallback).
+ *
+ * sealmark writes its own requests (raw text included: `NaN`, a duplicate member), so this is its
+ * own client of the transport, built on Node's fetch and `eventsource-parser`:
+ *
+ * - `streamable`: every message is a POST to the URL with `Accept: application/json,
+ *   text/event-stream`. The reply is the response body, plain JSON or an SSE stream. The
+ *   `Mcp-Session-Id` a server returns is kept and sent back; the negotiated version goes out as
+ *   `MCP-Protocol-Version`; the 2026-07-28 headers `Mcp-Method` and `Mcp-Name` are set from the
+ *   message. A body whose message has id null (a parse error) answers the request of that POST.
+ * - `sse` (legacy): a GET opens an event stream whose first `endpoint` event names the URL to
+ *   POST to; replies come back as `message` events on the stream.
+ *
+ * An HTTP failure is evidence, not an exception, once the handshake is done: the request it
+ * answered gets a `malformed` reply naming the status. During the handshake it rejects `send`
+ * with {@link HttpFailure}, which the session turns into a clear reason (401/403 name the header
+ * to set; TLS errors are named as such).
+ */
+import type { JSONRPCMessage } from '@modelcontextprotocol/client';
+import { createParser } from 'eventsource-parser';
+import { MAX_LINE_BYTES, type ExitInfo, type NoiseLine, type WireTap } from './stdio-transport.js';
+import type { AuditTransport } from './transport.js';
+
+/** Options of {@link AuditHttpTransport}. */
+export interface HttpTargetSpec {
+  url: string;
+  /** Headers sent with every request (`--header`, the bearer token). Values are secrets to the report. */
+  headers: Record<string, string>;
+}
+
+/** Why a request could not be made or was refused at the HTTP level. */
+export class HttpFailure extends Error {
+  override name = 'HttpFailure';
+  constructor(
+    message: string,
+    /** The HTTP status, when there was a response. */
+    readonly status?: number,
+    /** `connect` (no connection), `tls` (certificate or handshake), `http` (a status), `protocol` (an unusable answer). */
+    readonly kind: 'connect' | 'tls' | 'http' | 'protocol' = 'http',
+    readonly wwwAuthenticate?: string,
+  ) {
+    super(message);
+  }
+}
+
+const MAX_NOISE_KEPT = 20;
+const NOISE_EXCERPT_CHARS = 200;
+/** How long a legacy server has to send its `endpoint` event (ms). */
+const ENDPOINT_TIMEOUT_MS = 10_000;
+
+export class AuditHttpTransport implements AuditTransport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+  onOversized?: (id: number, bytes: number) => boolean;
+  onUnparsed?: (text: string) => void;
+  onAnswer?: (id: number, message: Record<string, unknown>) => boolean;
+  onBroken?: (id: number, problem: string) => boolean;
+  onRejected?: (id: number, status: number, body: string) => boolean;
+
+  readonly noise: NoiseLine[] = [];
+  noiseCount = 0;
+  noiseBytes = 0;
+  exit: ExitInfo | null = null;
+  readonly taps: WireTap[] = [];
+  readonly stderrText = '';
+  /** The session id the server gave (2025-03-26 … 2025-11-25), sent back on every request. */
+  sessionId: string | undefined;
+  /** The negotiated protocol version, sent as `MCP-Protocol-Version` once known. */
+  protocolVersion: string | undefined;
+  /** Set by the session once the SDK client is done: from then on HTTP failures are evidence. */
+  handshakeDone = false;
+  /** The status of the last HTTP failure during the handshake (the session decides on a fallback by it). */
+  lastFailure: HttpFailure | undefined;
+
+  private readonly startedAt = Date.now();
+  private readonly abort = new AbortController();
+  private closed = false;
+  /** Legacy mode: the URL the `endpoint` event named. */
+  private postUrl: string | undefined;
+
+  constructor(
+    readonly spec: HttpTargetSpec,
+    readonly mode: 'streamable' | 'sse' = 'streamable',
+  ) {}
+
+  now(): number {
+    return Date.now() - this.startedAt;
+  }
+
+  setProtocolVersion(version: string): void {
+    this.protocolVersion = version;
+  }
+
+  /** Streamable: nothing to open. Legacy: opens the event stream and waits for its `endpoint` event. */
+  async start(): Promise<void> {
+    if (this.mode === 'streamable' || this.postUrl) return;
+    const res = await this.fetch(this.spec.url, { method: 'GET', headers: this.headersFor(undefined, 'text/event-stream') });
+    if (!res.ok) throw await this.failureOf(res);
+    if (!contentType(res).startsWith('text/event-stream')) {
+      throw new HttpFailure(`GET ${this.spec.url} answered ${contentType(res) || 'no content type'}, not an event stream`, res.status, 'protocol');
+    }
+    let gotEndpoint: (url: string) => void = () => {};
+    const endpoint = new Promise<string>((resolve) => (gotEndpoint = resolve));
+    void this.readEvents(res, undefined, (event, data) => {
+      if (event === 'endpoint') gotEndpoint(new URL(data, this.spec.url).href);
+      else this.deliverText(data, undefined);
+    }).then(() => this.lost('the event stream ended'));
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new HttpFailure(`no endpoint event on ${this.spec.url} within ${ENDPOINT_TIMEOUT_MS / 1000} s`, undefined, 'protocol')), ENDPOINT_TIMEOUT_MS);
+    });
+    try {
+      this.postUrl = await Promise.race([endpoint, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    const at = this.now();
+    for (const tap of this.taps) tap('send', message, at);
+    await this.post(JSON.stringify(message), message as Record<string, unknown>);
+  }
+
+  writeLine(line: string): Promise<void> {
+    return this.post(line, undefined).catch(() => {});
+  }
+
+  /**
+   * POSTs one message. `message` is the parsed form when there is one; raw lines are read for
+   * their id, method and tool name with patterns. Rejects with {@link HttpFailure} during the
+   * handshake; afterwards failures settle the request they belong to.
+   */
+  private async post(body: string, message: Record<string, unknown> | undefined): Promise<void> {
+    if (this.closed) return;
+    const id = message ? (typeof message.id === 'number' ? message.id : undefined) : numberId(body);
+    const isRequest = message ? 'method' in message && 'id' in message : /"method"\s*:/.test(body) && id !== undefined;
+    let res: Response;
+    try {
+      res = await this.fetch(this.postUrl ?? this.spec.url, { method: 'POST', headers: this.headersFor(message ?? body, 'application/json, text/event-stream', true), body });
+    } catch (err) {
+      const failure = err instanceof HttpFailure ? err : new HttpFailure(String(err), undefined, 'connect');
+      if (!this.handshakeDone) {
+        this.lastFailure = failure;
+        throw failure;
+      }
+      // The server cannot be reached any more: from the wire's side, it is gone.
+      if (failure.kind === 'connect') this.lost(failure.message);
+      else if (id !== undefined) this.onBroken?.(id, failure.message);
+      return;
+    }
+    const sid = res.headers.get('mcp-session-id');
+    if (sid) this.sessionId = sid;
+    if (this.mode === 'sse') {
+      // Legacy: the POST is only accepted here; the reply comes on the event stream.
+      if (!res.ok) await this.httpError(res, id, message);
+      else await res.body?.cancel().catch(() => {});
+      return;
+    }
+    if (res.status === 202 || res.status === 204) {
+      await res.body?.cancel().catch(() => {});
+      if (isRequest && id !== undefined && this.handshakeDone) this.onBroken?.(id, `HTTP ${res.status} with no body: the request got no reply`);
+      return;
+    }
+    const type = contentType(res);
+    if (type.startsWith('text/event-stream')) {
+      // The reply comes as events, read in the background: a stream may stay open after it.
+      void this.readEvents(res, id, (_event, data) => this.deliverText(data, id));
+      return;
+    }
+    if (!res.ok) return this.httpError(res, id, message);
+    const text = await this.readBody(res, id);
+    if (text === undefined) return;
+    if (text.trim() === '') {
+      if (isRequest && id !== undefined && this.handshakeDone) this.onBroken?.(id, `HTTP ${res.status} with an empty body`);
+      return;
+    }
+    this.deliverText(text, id);
+  }
+
+  /** An HTTP error status: a JSON-RPC reply in its body is still the reply; otherwise a failure. */
+  private async httpError(res: Response, id: number | undefined, message: Record<string, unknown> | undefined): Promise<void> {
+    const text = (await this.readBody(res, undefined)) ?? '';
+    const parsed = safeJson(text);
+    const rpc = parsed !== undefined && typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) && (parsed as Record<string, unknown>).jsonrpc === '2.0' ? (parsed as Record<string, unknown>) : undefined;
+    if (rpc && ('result' in rpc || 'error' in rpc)) {
+      const at = this.now();
+      for (const tap of this.taps) tap('recv', rpc, at);
+      if (this.handshakeDone) {
+        if (id !== undefined && (rpc.id === id || rpc.id === null || rpc.id === undefined) && this.onAnswer?.(id, rpc)) return;
+        this.onmessage?.(rpc as JSONRPCMessage);
+        return;
+      }
+      // During the handshake the SDK gets the JSON-RPC error under its own id (a modern server's
+      // 400 with id null must read as a refusal, so that the client falls back).
+      const failure = new HttpFailure(`HTTP ${res.status}: ${errorText(rpc)}`, res.status, 'http', res.headers.get('www-authenticate') ?? undefined);
+      this.lastFailure = failure;
+      const sdkId = message?.id;
+      if ((typeof sdkId === 'number' || typeof sdkId === 'string') && 'method' in message! && (res.status === 400 || res.status === 404)) {
+        this.onmessage?.({ ...rpc, id: sdkId } as JSONRPCMessage);
+        return;
+      }
+      throw failure;
+    }
+    const failure = new HttpFailure(`HTTP ${res.status}${text.trim() ? `: ${text.trim().slice(0, 200)}` : ''}`, res.status, 'http', res.headers.get('www-authenticate') ?? undefined);
+    if (!this.handshakeDone) {
+      this.lastFailure = failure;
+      throw failure;
+    }
+    if (id !== undefined) this.onRejected?.(id, res.status, text);
+  }
+
+  /** Parses text that should be one JSON-RPC message or an array of them, and hands each on. */
+  private deliverText(text: string, id: number | undefined): void {
+    const parsed = safeJson(text);
+    if (parsed === undefined) {
+      this.addNoise('not-json', text);
+      if (id !== undefined && this.onBroken?.(id, `the reply is not valid JSON: ${JSON.stringify(text.slice(0, 80))}`)) return;
+      this.onUnparsed?.(text);
+      return;
+    }
+    for (const m of Array.isArray(parsed) ? parsed : [parsed]) {
+      if (typeof m !== 'object' || m === null || (m as Record<string, unknown>).jsonrpc !== '2.0') {
+        this.addNoise('not-jsonrpc', JSON.stringify(m) ?? String(m));
+        continue;
+      }
+      const msg = m as Record<string, unknown>;
+      const at = this.now();
+      for (const tap of this.taps) tap('recv', msg, at);
+      // A reply whose id cannot be read (null) answers the request of this very POST.
+      if (id !== undefined && !('method' in msg) && msg.id === null && this.handshakeDone && this.onAnswer?.(id, msg)) continue;
+      this.onmessage?.(msg as JSONRPCMessage);
+    }
+  }
+
+  /** Reads a whole body, at most {@link MAX_LINE_BYTES}; a longer one is dropped and reported for `id`. */
+  private async readBody(res: Response, id: number | undefined): Promise<string | undefined> {
+    const reader = res.body?.getReader();
+    if (!reader) return '';
+    const chunks: Uint8Array[] = [];
+    let bytes = 0;
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        bytes += value.byteLength;
+        if (bytes > MAX_LINE_BYTES) {
+          await reader.cancel().catch(() => {});
+          this.addNoise('oversized', '', bytes);
+          if (id !== undefined) this.onOversized?.(id, bytes);
+          return undefined;
+        }
+        chunks.push(value);
+      }
+    } catch (err) {
+      if (id !== undefined && this.handshakeDone) this.onBroken?.(id, `the reply body broke off: ${String(err)}`);
+      return undefined;
+    }
+    return Buffer.concat(chunks).toString('utf8');
+  }
+
+  /** Reads an event stream to its end, calling `onEvent(event, data)` for each event. */
+  private async readEvents(res: Response, id: number | undefined, onEvent: (event: string, data: string) => void): Promise<void> {
+    const parser = createParser({ onEvent: (e) => onEvent(e.event ?? 'message', e.data) });
+    const reader = res.body?.getReader();
+    if (!reader) return;
+    const decoder = new TextDecoder();
+    let bytes = 0;
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        bytes += value.byteLength;
+        if (bytes > MAX_LINE_BYTES && id !== undefined) {
+          await reader.cancel().catch(() => {});
+          this.addNoise('oversized', '', bytes);
+          this.onOversized?.(id, bytes);
+          return;
+        }
+        parser.feed(decoder.decode(value, { stream: true }));
+      }
+    } catch {
+      // An aborted or broken stream ends here; a request it left unanswered waits out its limit.
+    }
+  }
+
+  /** The headers of one request: the user's, the session, the protocol version, 2026-07-28's method headers. */
+  private headersFor(message: Record<string, unknown> | string | undefined, accept: string, json = false): Record<string, string> {
+    const h: Record<string, string> = { ...this.spec.headers, accept };
+    if (json) h['content-type'] = 'application/json';
+    if (this.sessionId) h['mcp-session-id'] = this.sessionId;
+    const meta = typeof message === 'object' ? ((message.params as { _meta?: Record<string, unknown> } | undefined)?._meta ?? undefined) : undefined;
+    const fromMeta = meta?.['io.modelcontextprotocol/protocolVersion'];
+    const version = typeof fromMeta === 'string' ? fromMeta : typeof message === 'string' ? /"io\.modelcontextprotocol\/protocolVersion"\s*:\s*"([^"]+)"/.exec(message)?.[1] ?? this.protocolVersion : this.protocolVersion;
+    if (version) h['mcp-protocol-version'] = version;
+    if (version && version >= '2026-07-28') {
+      const method = typeof message === 'object' ? message.method : typeof message === 'string' ? /"method"\s*:\s*"([^"]+)"/.exec(message)?.[1] : undefined;
+      if (typeof method === 'string') h['mcp-method'] = method;
+      const name = typeof message === 'object' ? (message.params as { name?: unknown } | undefined)?.name : typeof message === 'string' ? /"params"\s*:\s*\{[^]*?"name"\s*:\s*"([^"]+)"/.exec(message)?.[1] : undefined;
+      if (typeof name === 'string' && (method === 'tools/call' || method === 'prompts/get')) h['mcp-name'] = name;
+    }
+    return h;
+  }
+
+  private async fetch(url: string, init: RequestInit): Promise<Response> {
+    try {
+      return await fetch(url, { ...init, signal: this.abort.signal, redirect: 'manual' });
+    } catch (err) {
+      throw connectFailure(url, err);
+    }
+  }
+
+  private async failureOf(res: Response): Promise<HttpFailure> {
+    const text = ((await this.readBody(res, undefined)) ?? '').trim();
+    return new HttpFailure(`HTTP ${res.status}${text ? `: ${text.slice(0, 200)}` : ''}`, res.status, 'http', res.headers.get('www-authenticate') ?? undefined);
+  }
+
+  private addNoise(kind: NoiseLine['kind'], text: string, bytes = Buffer.byteLength(text)): void {
+    this.noiseCount += 1;
+    this.noiseBytes += bytes;
+    if (this.noise.length < MAX_NOISE_KEPT) this.noise.push({ kind, excerpt: text.slice(0, NOISE_EXCERPT_CHARS), bytes, atMs: this.now() });
+  }
+
+  /** The server is gone (connection refused or the legacy stream ended): every waiting request ends. */
+  private lost(why: string): void {
+    if (this.closed || this.exit) return;
+    this.exit = { code: null, signal: null, atMs: this.now() };
+    this.onerror?.(new Error(why));
+    this.onclose?.();
+  }
+
+  /** Ends the session: a DELETE when the server gave a session id (2025 Streamable HTTP), then every open stream. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    if (this.sessionId && this.mode === 'streamable' && !this.exit) {
+      await fetch(this.spec.url, { method: 'DELETE', headers: this.headersFor(undefined, 'application/json, text/event-stream'), signal: AbortSignal.timeout(2000) })
+        .then((r) => r.body?.cancel())
+        .catch(() => {});
+    }
+    this.closed = true;
+    this.abort.abort();
+    this.onclose?.();
+  }
+}
+
+function contentType(res: Response): string {
+  return (res.headers.get('content-type') ?? '').toLowerCase();
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function numberId(line: string): number | undefined {
+  const m = /"id"\s*:\s*(\d+)/.exec(line);
+  return m ? Number(m[1]) : undefined;
+}
+
+function errorText(rpc: Record<string, unknown>): string {
+  const e = rpc.error as { code?: unknown; message?: unknown } | undefined;
+  return e ? `JSON-RPC error ${String(e.code)}: ${String(e.message).slice(0, 200)}` : 'a JSON-RPC result';
+}
+
+/** Names a failed fetch: a TLS problem (by its OpenSSL code), else a connection failure. */
+function connectFailure(url: string, err: unknown): HttpFailure {
+  if (err instanceof HttpFailure) return err;
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  const code = cause?.code ?? (err as NodeJS.ErrnoException).code;
+  const detail = (cause?.message ?? (err instanceof Error ? err.message : String(err))).trim();
+  if (code && /CERT|TLS|SSL|SELF_SIGNED|UNABLE_TO_VERIFY|ALTNAME|HOSTNAME/i.test(code)) {
+    return new HttpFailure(`TLS error reaching ${url}: ${code} (${detail})`, undefined, 'tls');
+  }
+  if ((err as Error).name === 'AbortError') return new HttpFailure(`request to ${url} aborted`, undefined, 'connect');
+  return new HttpFailure(`cannot connect to ${url}: ${code ?? detail}`, undefined, 'connect');
+}
