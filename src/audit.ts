@@ -61,6 +61,11 @@ export interface AuditOptions {
    * network. Default: the sandbox of SPEC section 3, configured by `config.sandbox`.
    */
   sandbox?: boolean;
+  /**
+   * How replay lines reach the server instead of its command or URL, e.g.
+   * `['--client-config', 'mcp.json', '--server', 'notes']` for an entry of a client configuration.
+   */
+  replayVia?: string[];
   /** `--all`: the default-call probe sends `{}` to every tool, not only those with no required argument. */
   all?: boolean;
   /** `--allow-effects`: effect probes call tools even without the sandbox (on the user's machine). */
@@ -141,12 +146,11 @@ async function auditSpec(options: AuditOptions, config: ResolvedConfig, spec: St
   const display = isHttp ? [] : (options.displayCommand ?? [options.command!, ...(options.args ?? [])]);
   const target: ReportTarget = isHttp ? { kind: 'http', command: [], url: spec.url } : { kind: 'stdio', command: display };
   // The replay needs what the server needed: the config file (its env) and the --env names.
-  const replayFlags = [
-    ...(isHttp ? httpReplayFlags(options) : []),
-    ...(config.source ? ['--config', config.source] : []),
-    ...Object.keys(options.env ?? {}).flatMap((k) => ['--env', k]),
-  ];
-  const replay = (tool: string, args: unknown, rawArgs?: string) => replayLine(tool, args, display, replayFlags, rawArgs);
+  const via = options.replayVia;
+  const replayFlags = via
+    ? [...via, ...(config.source ? ['--config', config.source] : [])]
+    : [...(isHttp ? httpReplayFlags(options) : []), ...(config.source ? ['--config', config.source] : []), ...Object.keys(options.env ?? {}).flatMap((k) => ['--env', k])];
+  const replay = (tool: string, args: unknown, rawArgs?: string) => replayLine(tool, args, via ? [] : display, replayFlags, rawArgs);
   const enabled = allChecks.filter((c) => config.checks[c.meta.id]?.enabled !== false);
   // What the user handed the server (config env, --env, HTTP headers) may be a credential: never
   // reported. Nor are the canaries: a report that printed them would leak what it is looking for.
@@ -221,6 +225,17 @@ async function auditSpec(options: AuditOptions, config: ResolvedConfig, spec: St
   } finally {
     await session.close();
   }
+}
+
+/**
+ * The report of a target that was never started: a `--client-config` entry with neither a command
+ * nor a URL, or with a variable sealmark cannot fill. Handshake fails with `invalid-entry`.
+ */
+export function unstartableReport(target: ReportTarget, problem: string, config: ResolvedConfig = defaultConfig()): Report {
+  const failure: OpenFailure = { reason: 'invalid-entry', message: problem, detail: problem, exit: null, stderrTail: '', noise: [] };
+  const artifacts = emptyArtifacts(config, failure);
+  const enabled = allChecks.filter((c) => config.checks[c.meta.id]?.enabled !== false);
+  return buildReport({ target, config, artifacts, results: judgeAll(enabled, artifacts, () => ''), startedAt: Date.now() });
 }
 
 function emptyArtifacts(config: ResolvedConfig, failure: OpenFailure): Artifacts {

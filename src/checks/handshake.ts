@@ -11,7 +11,7 @@ import { isKnownProtocolVersion } from '../protocol.js';
 import type { Finding } from '../types.js';
 
 /** Why a target could not be audited; each is also a message id below. */
-const OPEN_FAILURES = ['spawn-failed', 'exited-during-init', 'init-timeout', 'init-rejected'] as const satisfies readonly OpenFailure['reason'][];
+const OPEN_FAILURES = ['spawn-failed', 'exited-during-init', 'init-timeout', 'init-rejected', 'connect-failed', 'tls-error', 'unauthorized', 'http-error', 'invalid-entry'] as const satisfies readonly OpenFailure['reason'][];
 
 export const meta: CheckMeta = {
   id: 'handshake',
@@ -39,6 +39,11 @@ export const meta: CheckMeta = {
     'exited-during-init': 'the server exited during the handshake ({detail})',
     'init-timeout': 'no reply to the handshake within {seconds} s',
     'init-rejected': 'the handshake failed: {detail}',
+    'connect-failed': 'the server could not be reached: {detail}',
+    'tls-error': 'the TLS connection failed: {detail}',
+    unauthorized: 'the server refused sealmark: {detail}',
+    'http-error': 'the handshake failed at the HTTP level: {detail}',
+    'invalid-entry': 'the client configuration entry cannot be started: {detail}',
     'tools-list-failed': 'tools/list failed: {reason}',
     'empty-tools': 'tools/list returned no tools; nothing could be checked',
     'tools-list-unending': '{reason}; the {count} tools read so far are audited',

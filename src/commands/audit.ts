@@ -1,16 +1,25 @@
 /** `sealmark audit`: run the engine on a stdio target and print or write the report(s). */
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { audit, httpSpec } from '../audit.js';
+import { audit, httpSpec, unstartableReport } from '../audit.js';
+import { readClientConfig, type ClientServer } from '../client-config.js';
+import type { Report } from '../report/build.js';
+import { isMultiReport, multiReport, type MultiReport } from '../report/multi.js';
 import type { Progress } from '../probes/recorder.js';
 import { compareWithBaseline } from '../report/baseline.js';
-import { loadSavedReport } from '../report/load.js';
+import { loadSavedReport, parseSavedReport } from '../report/load.js';
 import { safeText } from '../report/reporters/text.js';
 import { UsageError, parseEnvList, resolveConfig, targetOf } from './common.js';
 import { exitCode, parseGate } from './gate.js';
+import { combinedExit } from './report.js';
 import { checkOutputs, planOutputs, useColor, writeOutputs } from './outputs.js';
 
 export interface AuditCliOptions {
   demo?: boolean;
+  /** `--client-config <file>`: audit the servers of a client configuration. */
+  clientConfig?: string;
+  /** `--server <name>`: only this entry of the client configuration. */
+  server?: string;
   url?: string;
   /** `--header 'Name: value'`, repeatable (with --url). */
   header?: string[];
@@ -45,6 +54,8 @@ export function demoServerPath(): string {
 
 /** Runs `sealmark audit`; resolves to the exit code (SPEC section 2). Throws UsageError / ConfigError. */
 export async function runAudit(command: string[], opts: AuditCliOptions): Promise<number> {
+  if (opts.clientConfig !== undefined) return runClientConfig(command, opts);
+  if (opts.server !== undefined) throw new UsageError('--server goes with --client-config');
   const gate = parseGate(opts.failUnder);
   const plan = planOutputs(opts.format ?? [], opts.output ?? []);
   // A bad baseline must not cost a whole audit: it is read first.
@@ -95,7 +106,7 @@ export async function runAudit(command: string[], opts: AuditCliOptions): Promis
 }
 
 /** The TTY progress line: `update` redraws it (throttled), `stop` clears it for good. */
-function progressLine(out: NodeJS.WriteStream): { update: (p: Progress) => void; stop: () => void } {
+function progressLine(out: NodeJS.WriteStream, prefix = ''): { update: (p: Progress) => void; stop: () => void } {
   let last = 0;
   let pending: NodeJS.Timeout | undefined;
   let latest: Progress | undefined;
@@ -106,7 +117,7 @@ function progressLine(out: NodeJS.WriteStream): { update: (p: Progress) => void;
     const where = p.tool ? ` · tool ${p.toolIndex !== undefined ? `${p.toolIndex}/${p.toolCount ?? '?'} ` : ''}${safeText(p.tool)}` : '';
     const probe = p.probe ? ` · ${safeText(p.probe)}` : '';
     // A terminal that reports no width (0 under `script` and many CI consoles) gets 100 columns.
-    out.write(`\r\u001b[2K${p.phase}${where}${probe} · ${p.calls} ${p.calls === 1 ? 'call' : 'calls'}`.slice(0, (out.columns || 100) - 1));
+    out.write(`\r\u001b[2K${prefix}${p.phase}${where}${probe} · ${p.calls} ${p.calls === 1 ? 'call' : 'calls'}`.slice(0, (out.columns || 100) - 1));
   };
   // At most one redraw every 80 ms, and the latest state is always drawn (a trailing redraw).
   return {
@@ -122,4 +133,85 @@ function progressLine(out: NodeJS.WriteStream): { update: (p: Progress) => void;
       out.write('\r\u001b[2K');
     },
   };
+}
+
+/**
+ * `sealmark audit --client-config <file> [--server <name>]` (issue 7): audits each server of the
+ * file in turn, one report per server and a summary of grades. An entry that cannot start gets a
+ * not-audited report and the others go on. Exit code: 1 when any server is below the gate, else 3
+ * when any could not be audited, else 0.
+ */
+async function runClientConfig(command: string[], opts: AuditCliOptions): Promise<number> {
+  if (command.length > 0 || opts.url !== undefined || opts.demo) throw new UsageError('--client-config takes no server command, --url or --demo');
+  const gate = parseGate(opts.failUnder);
+  const plan = planOutputs(opts.format ?? [], opts.output ?? []);
+  const baseline = opts.baseline === undefined ? undefined : loadSavedMulti(opts.baseline);
+  const file = readClientConfig(opts.clientConfig!);
+  const entries = selectServers(file.servers, opts.server, opts.clientConfig!);
+  const fromFile = resolveConfig({ ...opts, env: undefined }, process.cwd());
+  const config = {
+    ...fromFile,
+    sandbox: { ...fromFile.sandbox, ...(opts.network ? { network: opts.network } : {}), ...(opts.keepSandbox ? { keep: true } : {}) },
+  };
+  const cliEnv = parseEnvList(opts.env);
+  checkOutputs(plan, [{ flag: '--transcript', path: opts.transcript }]);
+  const tty = process.stderr.isTTY === true && !opts.quiet ? process.stderr : undefined;
+  const results: { name: string; report: Report }[] = [];
+  for (const [i, entry] of entries.entries()) {
+    const progress = tty ? progressLine(tty, `[${i + 1}/${entries.length}] ${safeText(entry.name)} · `) : undefined;
+    const via = ['--client-config', opts.clientConfig!, '--server', entry.name];
+    let report: Report;
+    if (entry.kind === 'invalid') report = unstartableReport({ kind: 'stdio', command: [] }, `${entry.name}: ${entry.problem}`, config);
+    else {
+      const target = entry.kind === 'http' ? { url: entry.url, headers: entry.headers } : { command: entry.command, args: entry.args, cwd: entry.cwd, displayCommand: [entry.command, ...entry.args] };
+      report = await audit({
+        ...target,
+        config,
+        env: { ...cliEnv, ...(entry.kind === 'stdio' ? entry.env : {}) },
+        sandbox: opts.sandbox !== false,
+        all: opts.all === true,
+        allowEffects: opts.allowEffects === true,
+        // One transcript per server: <name>.<file>.
+        ...(opts.transcript ? { transcriptPath: transcriptFor(opts.transcript, entry.name, entries.length) } : {}),
+        replayVia: via,
+        onProgress: progress?.update,
+      });
+    }
+    progress?.stop();
+    const prior = baseline?.servers.find((s) => s.name === entry.name)?.report;
+    results.push({ name: entry.name, report: prior ? compareWithBaseline(report, prior, opts.baseline!) : report });
+  }
+  const multi = multiReport(opts.clientConfig!, results);
+  writeOutputs(multi, plan, { color: useColor(opts), verbose: opts.verbose === true });
+  for (const r of results) if (r.report.notAudited) process.stderr.write(`sealmark: ${safeText(r.name)} could not be audited: ${r.report.notAudited.message}\n`);
+  return combinedExit(multi, gate);
+}
+
+/** The entries to audit: all, or the one named by `--server` (UsageError listing the names when there is none). */
+function selectServers(servers: ClientServer[], name: string | undefined, file: string): ClientServer[] {
+  if (servers.length === 0) throw new UsageError(`--client-config ${file}: it lists no servers`);
+  if (name === undefined) return servers;
+  const one = servers.filter((s) => s.name === name);
+  if (one.length === 0) throw new UsageError(`--server ${JSON.stringify(name)}: ${file} has no such server (it has ${servers.map((s) => JSON.stringify(s.name)).join(', ')})`);
+  return one;
+}
+
+/** `run.jsonl` → `run.<server>.jsonl` when there are several servers (a name made safe for a file name). */
+function transcriptFor(path: string, name: string, count: number): string {
+  if (count === 1) return path;
+  const safe = name.replace(/[^A-Za-z0-9._-]/g, '_');
+  const dot = path.lastIndexOf('.');
+  return dot > path.lastIndexOf('/') ? `${path.slice(0, dot)}.${safe}${path.slice(dot)}` : `${path}.${safe}`;
+}
+
+/** A `--baseline` for a client-config run: a saved multi-report. */
+function loadSavedMulti(path: string): MultiReport {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new UsageError(`--baseline ${path}: cannot read it as JSON (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  if (!isMultiReport(raw)) throw new UsageError(`--baseline ${path}: a --client-config run needs a baseline saved from a --client-config run (--format json)`);
+  return { ...raw, servers: raw.servers.map((s, i) => ({ name: s.name, report: parseSavedReport(s.report, `--baseline ${path} (servers[${i}])`) })) };
 }

@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { headerSecrets, httpSpec, serverEnv } from '../audit.js';
+import { readClientConfig } from '../client-config.js';
 import type { HttpTargetSpec } from '../target/http-transport.js';
 import { EFFECT_GRACE_MS } from '../probes/effects.js';
 import { Sandbox, startSpec } from '../target/sandbox.js';
@@ -24,6 +25,9 @@ const RAW_MARKER = `sealmark:raw-args:${randomBytes(12).toString('hex')}`;
 
 export interface CallCliOptions {
   tool: string;
+  /** `--client-config <file> --server <name>`: the server of that entry (how client-config replays are written). */
+  clientConfig?: string;
+  server?: string;
   url?: string;
   header?: string[];
   bearerTokenEnv?: string;
@@ -39,7 +43,8 @@ export interface CallCliOptions {
 
 /** Runs the call; resolves to 0 when a reply (of any class) was read, 3 when the server could not be reached. */
 export async function runCall(command: string[], opts: CallCliOptions): Promise<number> {
-  const target = targetOf(command, opts, "sealmark call --tool <name> --args '<json>' -- <command> [args…]   or   sealmark call --url <url> --tool <name> --args '<json>'");
+  const entry = opts.clientConfig !== undefined ? clientEntry(command, opts) : undefined;
+  const target = entry ?? targetOf(command, opts, "sealmark call --tool <name> --args '<json>' -- <command> [args…]   or   sealmark call --url <url> --tool <name> --args '<json>'");
   const http = 'url' in target ? httpSpec(target) : undefined;
   let args: unknown;
   if (opts.args !== undefined && opts.rawArgs !== undefined) throw new UsageError('give --args or --raw-args, not both');
@@ -57,7 +62,7 @@ export async function runCall(command: string[], opts: CallCliOptions): Promise<
   const timeoutMs = (parseSeconds('--timeout-probe', opts.timeoutProbe) ?? 10) * 1000;
   // The config file, when given, supplies the server's env (as in the audit that printed the line).
   const config = opts.config !== undefined ? resolveConfig({ config: opts.config }, process.cwd()) : defaultConfig();
-  const given = { ...config.env, ...parseEnvList(opts.env), ...(http ? headerSecrets(http.headers) : {}) };
+  const given = { ...config.env, ...(entry && 'env' in entry ? entry.env : {}), ...parseEnvList(opts.env), ...(http ? headerSecrets(http.headers) : {}) };
   // The same environment canaries as an audit, so that a secret-echo finding replays.
   const canaries = envCanaries();
   const env = { ...serverEnv(config, given), ...canaries };
@@ -68,7 +73,7 @@ export async function runCall(command: string[], opts: CallCliOptions): Promise<
   // Replays run in the sandbox too: replaying an effect finding must not open, send or write for real.
   const sandbox = opts.sandbox === false ? undefined : Sandbox.create(config.sandbox);
   try {
-    const spec = startSpec(sandbox, cmd[0], cmd.slice(1), env);
+    const spec = startSpec(sandbox, cmd[0], cmd.slice(1), env, entry && 'cwd' in entry ? entry.cwd : undefined);
     return await callIn(spec, sandbox, { ...opts, rawArgs }, args, timeoutMs, config.timeout_init_sec * 1000, secrets, redactor);
   } finally {
     sandbox?.dispose();
@@ -120,4 +125,16 @@ async function callIn(
   } finally {
     await opened.close();
   }
+}
+
+/** The target of `call --client-config <file> --server <name>`. Throws UsageError. */
+function clientEntry(command: string[], opts: CallCliOptions): { command: [string, ...string[]]; env: Record<string, string>; cwd?: string } | { url: string; headers: Record<string, string> } {
+  if (command.length > 0 || opts.url !== undefined) throw new UsageError('--client-config takes no server command and no --url');
+  if (opts.server === undefined) throw new UsageError('--client-config needs --server <name> for call');
+  const servers = readClientConfig(opts.clientConfig!).servers;
+  const e = servers.find((s) => s.name === opts.server);
+  if (!e) throw new UsageError(`--server ${JSON.stringify(opts.server)}: ${opts.clientConfig} has no such server (it has ${servers.map((s) => JSON.stringify(s.name)).join(', ')})`);
+  if (e.kind === 'invalid') throw new UsageError(`--server ${e.name}: ${e.problem}`);
+  if (e.kind === 'http') return { url: e.url, headers: e.headers };
+  return { command: [e.command, ...e.args], env: e.env, ...(e.cwd !== undefined ? { cwd: e.cwd } : {}) };
 }

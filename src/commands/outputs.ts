@@ -10,7 +10,8 @@ import { accessSync, constants, statSync, writeFileSync } from 'node:fs';
 import { dirname, extname, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import type { Report } from '../report/build.js';
-import { FORMATS, reporters, type Format } from '../report/reporters/index.js';
+import { FORMATS, multiReporters, reporters, type Format } from '../report/reporters/index.js';
+import { isMultiReport, type MultiReport } from '../report/multi.js';
 
 /** One rendering of the report: its format and its file (absent: stdout). */
 export interface OutputPlan {
@@ -84,9 +85,10 @@ function unwritable(path: string): string | undefined {
  * terminal. A file that cannot be written after all does not lose its report: it goes to stdout
  * with the reason on stderr.
  */
-export function writeOutputs(report: Report, plan: readonly OutputPlan[], opts: { color: boolean; verbose: boolean }): void {
+export function writeOutputs(report: Report | MultiReport, plan: readonly OutputPlan[], opts: { color: boolean; verbose: boolean }): void {
   for (const p of plan) {
-    const text = reporters[p.format](report, { color: p.path === undefined && opts.color, verbose: opts.verbose });
+    const o = { color: p.path === undefined && opts.color, verbose: opts.verbose };
+    const text = isMultiReport(report) ? multiReporters[p.format](report, o) : reporters[p.format](report, o);
     if (p.path === undefined) {
       process.stdout.write(text);
       continue;

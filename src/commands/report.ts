@@ -1,10 +1,15 @@
 /**
  * `sealmark report <saved.json>` (issue 6): re-renders a saved JSON report in any format, with
- * the same gates as `audit`, without starting the server.
+ * the same gates as `audit`, without starting the server. A saved `--client-config` run (a
+ * multi-report) is re-rendered whole; its baseline is matched server by server.
  */
+import { readFileSync } from 'node:fs';
+import { UsageError } from '../errors.js';
 import { compareWithBaseline } from '../report/baseline.js';
-import { loadSavedReport } from '../report/load.js';
-import { exitCode, parseGate } from './gate.js';
+import type { Report } from '../report/build.js';
+import { parseSavedReport } from '../report/load.js';
+import { isMultiReport, type MultiReport } from '../report/multi.js';
+import { exitCode, parseGate, type Gate } from './gate.js';
 import { checkOutputs, planOutputs, useColor, writeOutputs } from './outputs.js';
 
 export interface ReportCliOptions {
@@ -20,10 +25,39 @@ export interface ReportCliOptions {
 export function runReport(file: string, opts: ReportCliOptions): number {
   const gate = parseGate(opts.failUnder);
   const plan = planOutputs(opts.format ?? [], opts.output ?? []);
-  let report = loadSavedReport(file, 'report');
-  const baseline = opts.baseline === undefined ? undefined : loadSavedReport(opts.baseline, '--baseline');
+  let saved = readSaved(file, 'report');
+  const baseline = opts.baseline === undefined ? undefined : readSaved(opts.baseline, '--baseline');
   checkOutputs(plan);
-  if (baseline) report = compareWithBaseline(report, baseline, opts.baseline!);
-  writeOutputs(report, plan, { color: useColor(opts), verbose: opts.verbose === true });
-  return exitCode(report, gate);
+  if (baseline) {
+    if (isMultiReport(saved) !== isMultiReport(baseline)) throw new UsageError(`--baseline ${opts.baseline}: one of the two is a --client-config run and the other is not`);
+    saved = isMultiReport(saved)
+      ? { ...saved, servers: saved.servers.map((s) => ({ name: s.name, report: withBaseline(s.report, (baseline as MultiReport).servers.find((b) => b.name === s.name)?.report, opts.baseline!) })) }
+      : withBaseline(saved, baseline as Report, opts.baseline!);
+  }
+  writeOutputs(saved, plan, { color: useColor(opts), verbose: opts.verbose === true });
+  return combinedExit(saved, gate);
+}
+
+/** The exit code of a report, or of a multi-report: 1 when any server is below the gate, else 3 when any was not audited. */
+export function combinedExit(saved: Report | MultiReport, gate: Gate): number {
+  if (!isMultiReport(saved)) return exitCode(saved, gate);
+  const codes = saved.servers.map((s) => exitCode(s.report, gate));
+  return codes.includes(1) ? 1 : codes.includes(3) ? 3 : 0;
+}
+
+function withBaseline(report: Report, baseline: Report | undefined, file: string): Report {
+  return baseline ? compareWithBaseline(report, baseline, file) : report;
+}
+
+/** Reads a saved report or multi-report; UsageError (exit 2) naming the file and the problem. */
+function readSaved(path: string, flag: string): Report | MultiReport {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new UsageError(code ? `${flag} ${path}: cannot read it (${code})` : `${flag} ${path}: not JSON (${(err as Error).message})`);
+  }
+  if (isMultiReport(raw)) return { ...raw, servers: raw.servers.map((s, i) => ({ name: s.name, report: parseSavedReport(s.report, `${flag} ${path} (servers[${i}])`) })) };
+  return parseSavedReport(raw, `${flag} ${path}`);
 }

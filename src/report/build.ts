@@ -203,7 +203,10 @@ export function buildReport({ target, isolation, config, artifacts: a, results, 
           server: { name: strOrNull(h.serverInfo?.name), version: strOrNull(h.serverInfo?.version) },
         }
       : null,
-    sandbox: sandboxOf(isolation, Array.isArray(target) ? 'stdio' : target.kind),
+    sandbox:
+      failure?.reason === 'invalid-entry'
+        ? { kind: 'none', network: 'host', note: 'not started: the client configuration entry cannot be used as it is' }
+        : sandboxOf(isolation, Array.isArray(target) ? 'stdio' : target.kind),
     standard: nonStandard.length === 0,
     nonStandardKeys: nonStandard,
     coverage: coverageOf(a),

@@ -45,11 +45,16 @@ export function loadSavedReport(path: string, flag: string): Report {
   } catch (err) {
     throw new UsageError(`${flag} ${path}: not JSON (${(err as Error).message})`);
   }
+  return parseSavedReport(raw, `${flag} ${path}`);
+}
+
+/** Checks a parsed saved report (see {@link loadSavedReport}); `label` names it in the UsageError. */
+export function parseSavedReport(raw: unknown, label: string): Report {
   const parsed = savedReport.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const where = issue.path.length > 0 ? issue.path.join('.') : '(top level)';
-    throw new UsageError(`${flag} ${path}: not a sealmark JSON report (schemaVersion ${REPORT_SCHEMA_VERSION}): ${where}: ${issue.message}`);
+    throw new UsageError(`${label}: not a sealmark JSON report (schemaVersion ${REPORT_SCHEMA_VERSION}): ${where}: ${issue.message}`);
   }
   return parsed.data as unknown as Report;
 }

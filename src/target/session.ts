@@ -37,9 +37,10 @@ export interface OpenFailure {
   /**
    * Stdio: `spawn-failed`, `exited-during-init`. URL: `connect-failed` (no connection),
    * `tls-error`, `unauthorized` (401 or 403), `http-error` (another status, on both transports).
-   * Both: `init-timeout`, `init-rejected`.
+   * Both: `init-timeout`, `init-rejected`. `invalid-entry`: a `--client-config` entry that names
+   * no command or URL, or needs a value sealmark cannot supply.
    */
-  reason: 'spawn-failed' | 'exited-during-init' | 'init-timeout' | 'init-rejected' | 'connect-failed' | 'tls-error' | 'unauthorized' | 'http-error';
+  reason: 'spawn-failed' | 'exited-during-init' | 'init-timeout' | 'init-rejected' | 'connect-failed' | 'tls-error' | 'unauthorized' | 'http-error' | 'invalid-entry';
   /** One line for a human, e.g. `the server exited during the handshake (code 3)`. */
   message: string;
   /** The particular part of `message` (`code 3`, `command not found`, the SDK's error text). */
@@ -321,13 +322,15 @@ type Attempted = OpenFailure & { retry?: 'legacy' | 'manual' | 'sse' };
 function httpFailure(f: HttpFailure, target: HttpTargetSpec, mode: string): [OpenFailure['reason'], string, string, Attempted['retry']?] {
   if (f.kind === 'tls') return ['tls-error', f.message, f.message];
   if (f.kind === 'connect') return ['connect-failed', f.message, f.message];
+  if (f.kind === 'protocol') return ['http-error', `the handshake failed: ${f.message}`, f.message];
   if (f.status === 401 || f.status === 403) {
     const sent = Object.keys(target.headers).some((h) => h.toLowerCase() === 'authorization');
     const hint = sent
       ? 'the Authorization header was sent and refused: check the token'
       : "set the Authorization header: --bearer-token-env VAR (the token read from $VAR) or --header 'Authorization: Bearer …'";
     const challenge = f.wwwAuthenticate ? ` (WWW-Authenticate: ${f.wwwAuthenticate.slice(0, 200)})` : '';
-    return ['unauthorized', `the server answered ${f.status}${challenge}: ${hint}`, `HTTP ${f.status}`];
+    const message = `the server answered ${f.status}${challenge}: ${hint}`;
+    return ['unauthorized', message, message];
   }
   const retry = mode !== 'sse' && (f.status === 400 || f.status === 404 || f.status === 405) ? 'sse' : undefined;
   return ['http-error', `the handshake failed: ${f.message}`, f.message, retry];

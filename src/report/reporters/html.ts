@@ -13,6 +13,7 @@
 import { createHash } from 'node:crypto';
 import { allFindings, targetLabel, type Report, type ReportCall, type ReportCheck, type ReportFinding } from '../build.js';
 import { packs } from '../../packs.js';
+import { summaryRows, type MultiReport } from '../multi.js';
 
 /** Calls shown in a finding's transcript excerpt; the rest are counted. */
 const MAX_CALLS_SHOWN = 5;
@@ -56,16 +57,41 @@ function fill(p: Part): string {
 
 /** Renders a report as one self-contained HTML page. */
 export function renderHtml(report: Report): string {
-  const calls = new Map(report.calls.map((c) => [c.seq, c]));
   const s = report.protocol?.server;
-  const title = `sealmark report: ${s?.name ?? targetLabel(report.target)}`;
-  const body = html`<main>
-${header(report)}
+  return page(`sealmark report: ${s?.name ?? targetLabel(report.target)}`, html`<main>
+${reportBody(report)}
+${footer(report)}
+</main>`);
+}
+
+/**
+ * Renders the reports of a `--client-config` run as one page: a table of the servers' grades,
+ * then each server's report in a section of its own.
+ */
+export function renderHtmlMulti(m: MultiReport): string {
+  const rows = summaryRows(m).map(
+    (r, i) => html`<tr><td><a href="#server-${i}">${r.name}</a></td><td>${r.target}</td><td class="${letterClass(r.letter)}">${r.letter ?? '–'}</td><td>${r.percent === null ? 'n/a' : `${r.percent}%`}</td><td>${r.status}</td><td>${r.fail}</td><td>${r.partial}</td></tr>`,
+  );
+  const sections = m.servers.map((x, i) => html`<section class="server" id="server-${i}"><h1>${x.name}</h1>
+${reportBody(x.report)}
+</section>`);
+  return page(`sealmark report: ${m.file}`, html`<main>
+<header class="top"><div><h1>sealmark · ${m.file}</h1><p>${m.servers.length} servers from the client configuration</p></div></header>
+<table class="summary"><thead><tr><th>server</th><th>target</th><th>grade</th><th>percent</th><th>status</th><th>failing</th><th>partial</th></tr></thead><tbody>${rows}</tbody></table>
+${sections}
+</main>`);
+}
+
+/** The part of a page that shows one report: header, not-audited banner, pack cards, packs. */
+function reportBody(report: Report): Html {
+  const calls = new Map(report.calls.map((c) => [c.seq, c]));
+  return html`${header(report)}
 ${notAudited(report)}
 ${packCards(report)}
-${packs.map((p) => packSection(report, p.id, p.title, calls))}
-${footer(report)}
-</main>`;
+${packs.map((p) => packSection(report, p.id, p.title, calls))}`;
+}
+
+function page(title: string, body: Html): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -289,6 +315,10 @@ const CSP = [
 ].join('; ');
 
 const CSS = `
+table.summary { border-collapse: collapse; margin: 1em 0; }
+table.summary td, table.summary th { padding: 4px 10px; border-bottom: 1px solid #ccc; text-align: left; }
+section.server { border-top: 3px solid #888; margin-top: 2em; padding-top: 1em; }
+
 :root{--fg:#1c2126;--muted:#5e6a75;--bg:#fff;--panel:#f5f7f9;--line:#dfe4e8;--code:#f1f4f7;
 --fail:#c62828;--partial:#b45f00;--pass:#2e7d32;--na:#7b8792;--accent:#1f5fa8;color-scheme:light dark}
 @media (prefers-color-scheme:dark){:root{--fg:#e3e7eb;--muted:#9aa5b0;--bg:#14181c;--panel:#1c2227;--line:#2d353c;

@@ -14,14 +14,24 @@
  *   characters, lone surrogates) are written as `\uXXXX`.
  */
 import type { Report, ReportCheck, ReportFinding } from '../build.js';
+import type { MultiReport } from '../multi.js';
 
 const SERVER_CASE = '(server)';
 
 /** Renders the report as JUnit XML (UTF-8, trailing newline). */
 export function renderJunit(report: Report): string {
-  const suites = report.checks.map((c) => suiteOf(report, c));
+  return document(report.checks.map((c) => suiteOf(report, c)), report.durationMs, report.generatedAt);
+}
+
+/** Renders a `--client-config` run: the suites of every server, named `<server>/<check>`. */
+export function renderJunitMulti(m: MultiReport): string {
+  const suites = m.servers.flatMap(({ name, report }) => report.checks.map((c) => suiteOf(report, c, `${name}/`)));
+  return document(suites, m.servers.reduce((t, s) => t + s.report.durationMs, 0), m.generatedAt);
+}
+
+function document(suites: Suite[], durationMs: number, generatedAt: string): string {
   const count = (k: 'tests' | 'failures' | 'skipped') => suites.reduce((s, x) => s + x[k], 0);
-  const head = `<testsuites name="sealmark" tests="${count('tests')}" failures="${count('failures')}" errors="0" skipped="${count('skipped')}" time="${seconds(report.durationMs)}" timestamp="${xml(report.generatedAt)}">`;
+  const head = `<testsuites name="sealmark" tests="${count('tests')}" failures="${count('failures')}" errors="0" skipped="${count('skipped')}" time="${seconds(durationMs)}" timestamp="${xml(generatedAt)}">`;
   return ['<?xml version="1.0" encoding="UTF-8"?>', head, ...suites.map((s) => s.xml), '</testsuites>', ''].join('\n');
 }
 
@@ -32,7 +42,7 @@ interface Suite {
   skipped: number;
 }
 
-function suiteOf(report: Report, c: ReportCheck): Suite {
+function suiteOf(report: Report, c: ReportCheck, prefix = ''): Suite {
   const byCase = new Map<string, ReportFinding[]>([[SERVER_CASE, []]]);
   for (const t of report.tools) byCase.set(t.name, []);
   for (const f of c.findings) {
@@ -70,7 +80,7 @@ function suiteOf(report: Report, c: ReportCheck): Suite {
   ]
     .map(([k, v]) => `      <property name="${k}" value="${xml(v!)}"/>`)
     .join('\n');
-  const head = `  <testsuite name="${xml(c.id)}" tests="${cases.length}" failures="${failures}" errors="0" skipped="${skipped}" time="0">`;
+  const head = `  <testsuite name="${xml(prefix + c.id)}" tests="${cases.length}" failures="${failures}" errors="0" skipped="${skipped}" time="0">`;
   return { xml: [head, '    <properties>', props, '    </properties>', ...cases, '  </testsuite>'].join('\n'), tests: cases.length, failures, skipped };
 }
 

@@ -20,6 +20,7 @@ import { renderCheckDoc } from '../../docs.js';
 import type { Severity } from '../../types.js';
 import { targetLabel, type Report, type ReportCheck, type ReportFinding } from '../build.js';
 import { fingerprintHash } from '../fingerprint.js';
+import type { MultiReport } from '../multi.js';
 
 type Level = 'error' | 'warning' | 'note';
 
@@ -30,6 +31,24 @@ export const FINGERPRINT_KEY = 'sealmarkFinding/v1';
 
 /** Renders the report as a SARIF 2.1.0 log with one run (pretty-printed JSON, trailing newline). */
 export function renderSarif(report: Report): string {
+  return sarifLog([sarifRun(report)]);
+}
+
+/**
+ * Renders several reports (a `--client-config` run) as one SARIF log with a run per server;
+ * each run's `automationDetails.id` is `sealmark/<server>/`, so code scanning keeps them apart.
+ */
+export function renderSarifMulti(m: MultiReport): string {
+  return sarifLog(m.servers.map(({ name, report }) => ({ ...sarifRun(report), automationDetails: { id: `sealmark/${name}/` } })));
+}
+
+function sarifLog(runs: Record<string, unknown>[]): string {
+  const log = { $schema: 'https://json.schemastore.org/sarif-2.1.0.json', version: '2.1.0', runs };
+  return JSON.stringify(log, null, 2) + '\n';
+}
+
+/** One SARIF run for one report. */
+function sarifRun(report: Report): Record<string, unknown> {
   const rules = report.checks.map(ruleOf);
   const index = new Map(report.checks.map((c, i) => [c.id, i]));
   const results = report.checks.flatMap((c) =>
@@ -56,8 +75,7 @@ export function renderSarif(report: Report): string {
     },
   };
   if (report.target.cwd) run.originalUriBaseIds = { SRCROOT: { uri: pathToFileURL(report.target.cwd + sep).href } };
-  const log = { $schema: 'https://json.schemastore.org/sarif-2.1.0.json', version: '2.1.0', runs: [run] };
-  return JSON.stringify(log, null, 2) + '\n';
+  return run;
 }
 
 function ruleOf(c: ReportCheck): Record<string, unknown> {
