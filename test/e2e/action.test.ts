@@ -9,9 +9,13 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { root } from '../helpers/run.js';
+import { startHttpFixture, type HttpFixture } from '../helpers/http.js';
+
+/** The bearer fixture's token (a made-up value long enough to be redacted). */
+const TOKEN = 'fixture-token-5b1e0c9d7a';
 import type { Report } from '../../src/report/build.js';
 
 interface Step {
@@ -77,6 +81,7 @@ function runAction(inputs: Record<string, string>): ActionRun {
   const env = (s: Step) => ({
     PATH: process.env.PATH!,
     HOME: process.env.HOME!,
+    ...(process.env.FIXTURE_TOKEN_FOR_TEST ? { FIXTURE_TOKEN_FOR_TEST: process.env.FIXTURE_TOKEN_FOR_TEST } : {}),
     NO_COLOR: '1',
     GITHUB_OUTPUT: githubOutput,
     ...Object.fromEntries(Object.entries(s.env ?? {}).map(([k, v]) => [k, expand(v, ctx)])),
@@ -100,7 +105,7 @@ function runAction(inputs: Record<string, string>): ActionRun {
 describe('action.yml', () => {
   it('is a composite action whose inputs and outputs are the ones its steps use', () => {
     expect(action.runs.using).toBe('composite');
-    expect(action.inputs.command?.required).toBe(true);
+    for (const k of ['command', 'url', 'client-config']) expect(action.inputs[k]?.default, k).toBe('');
     const used = new Set([...JSON.stringify(action).matchAll(/inputs\.([\w-]+)/g)].map((m) => m[1]));
     expect([...used].sort()).toEqual(Object.keys(action.inputs).sort());
     for (const [name, o] of Object.entries(action.outputs)) expect(o.value, name).toBe(`\${{ steps.audit.outputs.${name} }}`);
@@ -158,6 +163,63 @@ describe('action.yml', () => {
     expect(r.gateCode).toBe(1);
     expect(r.gateLog).toContain('could not be audited');
   }, 60_000);
+});
+
+describe('action.yml with a URL or a client configuration', () => {
+  let fixture: HttpFixture;
+  beforeAll(async () => {
+    fixture = await startHttpFixture('bearer.mjs', [], { FIXTURE_TOKEN: TOKEN });
+  });
+  afterAll(async () => {
+    await fixture?.stop();
+  });
+
+  it('url with bearer-token: audits over HTTP, the token reaches the server and is printed nowhere', () => {
+    const ws = workspace();
+    const r = runAction({ url: fixture.url, 'bearer-token': TOKEN, 'working-directory': ws, 'fail-under': 'F' });
+    const raw = readFileSync(join(ws, 'sealmark.json'), 'utf8');
+    const report = JSON.parse(raw) as Report;
+    expect(report.status).toBe('audited');
+    expect(report.target).toMatchObject({ kind: 'http', url: fixture.url });
+    expect(r.outputs['exit-code']).toBe('0');
+    expect(r.outputs.grade).toBe(report.grade.letter);
+    for (const text of [raw, readFileSync(join(ws, 'sealmark.sarif'), 'utf8'), r.auditLog]) expect(text).not.toContain(TOKEN);
+    // Replays name the variable the action put the token in, never the token.
+    expect(report.checks.flatMap((c) => c.findings).find((f) => f.replay)?.replay).toContain('--bearer-token-env SEALMARK_BEARER_TOKEN');
+  }, 180_000);
+
+  it('url without the token: exit code 3 and the gate step says the server could not be audited', () => {
+    const ws = workspace();
+    const r = runAction({ url: fixture.url, 'working-directory': ws });
+    expect(r.outputs['exit-code']).toBe('3');
+    expect(r.auditLog).toMatch(/the server answered 401/);
+    expect(r.gateCode).toBe(1);
+  }, 60_000);
+
+  it('client-config: every server of the file, the worst grade as the output', () => {
+    const ws = workspace();
+    writeFileSync(join(ws, 'mcp.json'), JSON.stringify({ mcpServers: { notes: { command: 'node', args: ['my server/server.mjs'] }, remote: { url: fixture.url, headers: { Authorization: `Bearer \${env:FIXTURE_TOKEN_FOR_TEST}` } } } }));
+    process.env.FIXTURE_TOKEN_FOR_TEST = TOKEN;
+    const r = runAction({ 'client-config': 'mcp.json', 'working-directory': ws, 'fail-under': 'F' });
+    const multi = JSON.parse(readFileSync(join(ws, 'sealmark.json'), 'utf8')) as { kind: string; servers: { name: string; report: Report }[] };
+    expect(multi.kind).toBe('client-config');
+    expect(multi.servers.map((x) => [x.name, x.report.status])).toEqual([
+      ['notes', 'audited'],
+      ['remote', 'audited'],
+    ]);
+    const letters = multi.servers.map((x) => x.report.grade.letter!).sort();
+    expect(r.outputs.grade).toBe(letters.at(-1));
+    expect(r.outputs['exit-code']).toBe('0');
+    expect(readFileSync(join(ws, 'sealmark.json'), 'utf8')).not.toContain(TOKEN);
+  }, 180_000);
+
+  it('two of command, url and client-config: the step reports a usage error and the gate fails', () => {
+    const ws = workspace();
+    const r = runAction({ command: 'node x.js', url: fixture.url, 'working-directory': ws });
+    expect(r.outputs['exit-code']).toBe('2');
+    expect(r.auditLog).toContain('give exactly one of the inputs command, url and client-config');
+    expect(r.gateCode).toBe(1);
+  });
 });
 
 describe('the README workflow', () => {
