@@ -1,13 +1,12 @@
 /** `sealmark audit`: run the engine on a stdio target and print or write the report(s). */
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { audit, httpSpec, unstartableReport } from '../audit.js';
 import { readClientConfig, type ClientServer } from '../client-config.js';
 import type { Report } from '../report/build.js';
-import { isMultiReport, multiReport, type MultiReport } from '../report/multi.js';
+import { isMultiReport, multiReport } from '../report/multi.js';
 import type { Progress } from '../probes/recorder.js';
 import { compareWithBaseline } from '../report/baseline.js';
-import { loadSavedReport, parseSavedReport } from '../report/load.js';
+import { loadSaved, loadSavedReport } from '../report/load.js';
 import { safeText } from '../report/reporters/text.js';
 import { UsageError, parseEnvList, resolveConfig, targetOf } from './common.js';
 import { exitCode, parseGate } from './gate.js';
@@ -145,7 +144,8 @@ async function runClientConfig(command: string[], opts: AuditCliOptions): Promis
   if (command.length > 0 || opts.url !== undefined || opts.demo) throw new UsageError('--client-config takes no server command, --url or --demo');
   const gate = parseGate(opts.failUnder);
   const plan = planOutputs(opts.format ?? [], opts.output ?? []);
-  const baseline = opts.baseline === undefined ? undefined : loadSavedMulti(opts.baseline);
+  const baseline = opts.baseline === undefined ? undefined : loadSaved(opts.baseline, '--baseline');
+  if (baseline && !isMultiReport(baseline)) throw new UsageError(`--baseline ${opts.baseline}: a --client-config run needs a baseline saved from a --client-config run (--format json)`);
   const file = readClientConfig(opts.clientConfig!);
   const entries = selectServers(file.servers, opts.server, opts.clientConfig!);
   const fromFile = resolveConfig({ ...opts, env: undefined }, process.cwd());
@@ -202,16 +202,4 @@ function transcriptFor(path: string, name: string, count: number): string {
   const safe = name.replace(/[^A-Za-z0-9._-]/g, '_');
   const dot = path.lastIndexOf('.');
   return dot > path.lastIndexOf('/') ? `${path.slice(0, dot)}.${safe}${path.slice(dot)}` : `${path}.${safe}`;
-}
-
-/** A `--baseline` for a client-config run: a saved multi-report. */
-function loadSavedMulti(path: string): MultiReport {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (err) {
-    throw new UsageError(`--baseline ${path}: cannot read it as JSON (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
-  }
-  if (!isMultiReport(raw)) throw new UsageError(`--baseline ${path}: a --client-config run needs a baseline saved from a --client-config run (--format json)`);
-  return { ...raw, servers: raw.servers.map((s, i) => ({ name: s.name, report: parseSavedReport(s.report, `--baseline ${path} (servers[${i}])`) })) };
 }

@@ -3,11 +3,10 @@
  * the same gates as `audit`, without starting the server. A saved `--client-config` run (a
  * multi-report) is re-rendered whole; its baseline is matched server by server.
  */
-import { readFileSync } from 'node:fs';
 import { UsageError } from '../errors.js';
 import { compareWithBaseline } from '../report/baseline.js';
 import type { Report } from '../report/build.js';
-import { parseSavedReport } from '../report/load.js';
+import { loadSaved } from '../report/load.js';
 import { isMultiReport, type MultiReport } from '../report/multi.js';
 import { exitCode, parseGate, type Gate } from './gate.js';
 import { checkOutputs, planOutputs, useColor, writeOutputs } from './outputs.js';
@@ -25,8 +24,8 @@ export interface ReportCliOptions {
 export function runReport(file: string, opts: ReportCliOptions): number {
   const gate = parseGate(opts.failUnder);
   const plan = planOutputs(opts.format ?? [], opts.output ?? []);
-  let saved = readSaved(file, 'report');
-  const baseline = opts.baseline === undefined ? undefined : readSaved(opts.baseline, '--baseline');
+  let saved = loadSaved(file, 'report');
+  const baseline = opts.baseline === undefined ? undefined : loadSaved(opts.baseline, '--baseline');
   checkOutputs(plan);
   if (baseline) {
     if (isMultiReport(saved) !== isMultiReport(baseline)) throw new UsageError(`--baseline ${opts.baseline}: one of the two is a --client-config run and the other is not`);
@@ -47,17 +46,4 @@ export function combinedExit(saved: Report | MultiReport, gate: Gate): number {
 
 function withBaseline(report: Report, baseline: Report | undefined, file: string): Report {
   return baseline ? compareWithBaseline(report, baseline, file) : report;
-}
-
-/** Reads a saved report or multi-report; UsageError (exit 2) naming the file and the problem. */
-function readSaved(path: string, flag: string): Report | MultiReport {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new UsageError(code ? `${flag} ${path}: cannot read it (${code})` : `${flag} ${path}: not JSON (${(err as Error).message})`);
-  }
-  if (isMultiReport(raw)) return { ...raw, servers: raw.servers.map((s, i) => ({ name: s.name, report: parseSavedReport(s.report, `${flag} ${path} (servers[${i}])`) })) };
-  return parseSavedReport(raw, `${flag} ${path}`);
 }

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { UsageError } from '../errors.js';
 import { REPORT_SCHEMA_VERSION, type Report } from './build.js';
+import { isMultiReport, type MultiReport } from './multi.js';
 
 const finding = z.looseObject({
   checkId: z.string(),
@@ -26,6 +27,22 @@ const savedReport = z.looseObject({
   tools: z.array(z.looseObject({ name: z.string(), index: z.number() })),
   calls: z.array(z.looseObject({ seq: z.number(), probe: z.string() })),
 });
+
+/**
+ * Reads a saved single report or `--client-config` multi-report (each server's report checked as
+ * {@link parseSavedReport} does). Throws UsageError (exit 2) naming `flag`, the file and the problem.
+ */
+export function loadSaved(path: string, flag: string): Report | MultiReport {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new UsageError(code ? `${flag} ${path}: cannot read it (${code})` : `${flag} ${path}: not JSON (${(err as Error).message})`);
+  }
+  if (isMultiReport(raw)) return { ...raw, servers: raw.servers.map((s, i) => ({ name: s.name, report: parseSavedReport(s.report, `${flag} ${path} (servers[${i}])`) })) };
+  return parseSavedReport(raw, `${flag} ${path}`);
+}
 
 /**
  * Reads and checks the report saved at `path` (`flag` names where it came from in errors).
