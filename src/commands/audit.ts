@@ -98,7 +98,7 @@ export async function runAudit(command: string[], opts: AuditCliOptions): Promis
   progress?.stop();
   if (baseline) report = compareWithBaseline(report, baseline, opts.baseline!);
   writeOutputs(report, plan, { color: useColor(opts), verbose: opts.verbose === true });
-  if (report.notAudited) process.stderr.write(`sealmark: the target could not be audited: ${report.notAudited.message}\n`);
+  if (report.notAudited) process.stderr.write(`sealmark: the target could not be audited: ${safeText(report.notAudited.message)}\n`);
   // The demo is built to fail checks: it shows the report and exits 0 unless asked to gate.
   if (opts.demo && !gate && !baseline) return report.status === 'not-audited' ? 3 : 0;
   return exitCode(report, gate);
@@ -183,7 +183,7 @@ async function runClientConfig(command: string[], opts: AuditCliOptions): Promis
   }
   const multi = multiReport(opts.clientConfig!, results);
   writeOutputs(multi, plan, { color: useColor(opts), verbose: opts.verbose === true });
-  for (const r of results) if (r.report.notAudited) process.stderr.write(`sealmark: ${safeText(r.name)} could not be audited: ${r.report.notAudited.message}\n`);
+  for (const r of results) if (r.report.notAudited) process.stderr.write(`sealmark: ${safeText(r.name)} could not be audited: ${safeText(r.report.notAudited.message)}\n`);
   return combinedExit(multi, gate);
 }
 

@@ -14,6 +14,7 @@ import { defaultConfig } from '../config/defaults.js';
 import { propertiesOf } from '../schema.js';
 import { Session } from '../target/session.js';
 import { Redactor } from '../redact.js';
+import { safeText } from '../report/reporters/text.js';
 import { ARGUMENT_CANARY, ARGUMENT_CANARY_NAME, envCanaries, scanSecrets, secretSet, type SecretSet } from '../secrets.js';
 import { UsageError, parseEnvList, parseSeconds, resolveConfig, targetOf } from './common.js';
 
@@ -92,7 +93,7 @@ async function callIn(
 ): Promise<number> {
   const opened = await Session.open(spec, { initTimeoutMs, redactor });
   if (!(opened instanceof Session)) {
-    process.stderr.write(`sealmark: the target could not be audited: ${redactor.text(opened.message)}\n`);
+    process.stderr.write(`sealmark: the target could not be audited: ${safeText(redactor.text(opened.message))}\n`);
     return 3;
   }
   try {
@@ -120,7 +121,8 @@ async function callIn(
     for (const h of hits) out.push(`secret   ${h.kind} ${h.name} in the ${h.where}`);
     out.push(sandbox ? `sandbox  ${sandbox.isolation.network === 'namespace' ? 'network loopback only' : 'host network'}; ${effects.length} side effects seen` : 'url' in spec ? 'sandbox  none (a server reached by URL)' : 'sandbox  none (--no-sandbox)');
     // The canaries and your credentials are looked for, never printed.
-    process.stdout.write(redactor.text(out.join('\n')) + '\n');
+    // Server text (leaked lines, notes) never reaches the terminal raw.
+    process.stdout.write(redactor.text(out.map(safeText).join('\n')) + '\n');
     return 0;
   } finally {
     await opened.close();

@@ -4,10 +4,10 @@
  * `--format` and `--output` pair up in order: the first format goes to the first output, and so on.
  * An output with no format of its own takes it from its extension (`.json`, `.sarif`, `.xml`,
  * `.html`, `.txt`). A format with no output goes to stdout; only one may. With neither flag the
- * text report goes to stdout.
+ * text report goes to stdout. `--output -` is stdout too.
  */
-import { accessSync, constants, statSync, writeFileSync } from 'node:fs';
-import { dirname, extname, resolve } from 'node:path';
+import { accessSync, constants, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, extname, join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import type { Report } from '../report/build.js';
 import { FORMATS, multiReporters, reporters, type Format } from '../report/reporters/index.js';
@@ -34,16 +34,14 @@ export function planOutputs(formats: readonly string[], outputs: readonly string
       format = BY_EXTENSION[extname(path).toLowerCase()];
       if (!format) throw new UsageError(`--output ${path}: no --format for it, and its extension names none (.json, .sarif, .xml, .html, .txt)`);
     }
-    plan.push(path === undefined ? { format: format! } : { format: format!, path });
+    // `--output -` is stdout, as in most command-line tools.
+    plan.push(path === undefined || path === '-' ? { format: format! } : { format: format!, path });
   }
   if (plan.length === 0) plan.push({ format: 'text' });
   const toStdout = plan.filter((p) => p.path === undefined);
   if (toStdout.length > 1) {
     throw new UsageError(`--format ${toStdout.map((p) => p.format).join(', ')}: only one report can go to stdout; give each --format its --output`);
   }
-  const paths = plan.flatMap((p) => (p.path === undefined ? [] : [resolve(p.path)]));
-  const twice = paths.find((p, i) => paths.indexOf(p) !== i);
-  if (twice) throw new UsageError(`--output ${twice}: given twice`);
   return plan;
 }
 
@@ -55,16 +53,38 @@ export function planOutputs(formats: readonly string[], outputs: readonly string
  */
 export function checkOutputs(plan: readonly OutputPlan[], extra: { flag: string; path?: string }[] = []): void {
   const files = [...plan.flatMap((p) => (p.path === undefined ? [] : [{ flag: '--output', path: p.path }])), ...extra.filter((e): e is { flag: string; path: string } => e.path !== undefined)];
+  const seen = new Map<string, string>();
   for (const { flag, path } of files) {
     const why = unwritable(path);
     if (why) throw new UsageError(`${flag} ${path}: cannot write there (${why})`);
+    // The same file twice (also through a symlink, or as the transcript) would lose one of them.
+    const real = realPath(path);
+    const other = seen.get(real);
+    if (other !== undefined) throw new UsageError(`${flag} ${path}: the same file as ${other}; give each output a file of its own`);
+    seen.set(real, `${flag} ${path}`);
+  }
+}
+
+/** The real path of a file, or of a file to be made (its folder's real path and its name). */
+function realPath(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    try {
+      return join(realpathSync(dirname(resolve(path))), basename(path));
+    } catch {
+      return resolve(path);
+    }
   }
 }
 
 /** Why `path` could not be written, or undefined when it could (an existing file or a new one in a writable folder). */
 function unwritable(path: string): string | undefined {
   try {
-    if (statSync(path).isDirectory()) return 'EISDIR';
+    const st = statSync(path);
+    if (st.isDirectory()) return 'EISDIR';
+    // A FIFO or socket would block the write (and Ctrl-C with it); devices such as /dev/null are fine.
+    if (!st.isFile() && !st.isCharacterDevice()) return 'not a regular file';
     accessSync(path, constants.W_OK);
     return undefined;
   } catch (err) {
@@ -86,6 +106,9 @@ function unwritable(path: string): string | undefined {
  * with the reason on stderr.
  */
 export function writeOutputs(report: Report | MultiReport, plan: readonly OutputPlan[], opts: { color: boolean; verbose: boolean }): void {
+  // A report that cannot be written goes to stdout, unless stdout carries a report already: then
+  // to stderr, so that stdout stays one document.
+  const stdoutTaken = plan.some((p) => p.path === undefined);
   for (const p of plan) {
     const o = { color: p.path === undefined && opts.color, verbose: opts.verbose };
     const text = isMultiReport(report) ? multiReporters[p.format](report, o) : reporters[p.format](report, o);
@@ -96,8 +119,9 @@ export function writeOutputs(report: Report | MultiReport, plan: readonly Output
     try {
       writeFileSync(p.path, text);
     } catch (err) {
-      process.stderr.write(`sealmark: cannot write --output ${p.path} (${(err as NodeJS.ErrnoException).code ?? String(err)}); the ${p.format} report follows on stdout\n`);
-      process.stdout.write(text);
+      const to = stdoutTaken ? 'stderr' : 'stdout';
+      process.stderr.write(`sealmark: cannot write --output ${p.path} (${(err as NodeJS.ErrnoException).code ?? String(err)}); the ${p.format} report follows on ${to}\n`);
+      (stdoutTaken ? process.stderr : process.stdout).write(text);
     }
   }
 }

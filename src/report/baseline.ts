@@ -2,7 +2,9 @@
  * `--baseline <saved.json>` (issue 6, the Schemathesis/ESLint "only new problems fail" practice):
  * the failing and partial findings of this run are matched against those of a saved report by
  * fingerprint (fingerprint.ts). Findings the baseline had are `unchanged`, the others `new`;
- * baseline findings this run no longer has are listed as `fixed`. Info findings are not compared.
+ * baseline findings this run no longer has are listed as `fixed`, when their check ran and gave a
+ * verdict here (a skipped or n/a check, or a run that was not audited, fixed nothing). Info
+ * findings are not compared.
  * Fingerprints are recomputed from both reports, so a baseline saved by an older sealmark works.
  */
 import { fingerprintOf } from './fingerprint.js';
@@ -40,11 +42,14 @@ export function compareWithBaseline(report: Report, baseline: Report, file: stri
       return { ...f, fingerprint: fp, baselineState: 'new' };
     }),
   }));
+  // Fixed means looked for again and not found: a check that did not run here (skipped, n/a, a
+  // server that could not be audited) fixed nothing.
+  const judged = new Set(report.status === 'audited' ? report.checks.filter((c) => c.verdict !== 'n/a').map((c) => c.id) : []);
   const comparison: BaselineComparison = {
     file,
     generatedAt: baseline.generatedAt,
     new: added,
-    fixed: [...remaining.values()].flat(),
+    fixed: [...remaining.values()].flat().filter((f) => judged.has(f.checkId)),
     unchanged,
   };
   return { ...report, checks, baseline: comparison };

@@ -172,7 +172,7 @@ export function buildReport({ target, isolation, config, artifacts: a, results, 
   const checks: ReportCheck[] = results.map((r) => {
     const m = checkById(r.id)!.meta;
     const severity = (config.checks[r.id]?.severity as Severity | undefined) ?? m.severity;
-    const findings = r.findings.map((f) => ({ ...f, fingerprint: fingerprintOf(f, { tools, calls }) }));
+    const findings = r.findings.map((f) => ({ ...f, fingerprint: fingerprintOf(f, { tools }) }));
     return { ...r, findings, title: m.title, pack: m.pack, weight: m.weight, severity };
   });
   const g = grade(

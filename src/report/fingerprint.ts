@@ -4,32 +4,38 @@
  *
  * A fingerprint names where the finding is and what it says, never the volatile detail: check id,
  * message id, tool, schema paths (with the tool's list position replaced by its name, so a reordered
- * listing changes nothing), and the probe and property of the call behind it. The message data
- * (item counts, times, quoted error text) is left out: a server that changes its wording keeps its
- * findings. Two findings may share a fingerprint; comparisons count them.
+ * listing changes nothing), and the data values that say which part of the tool it is about
+ * ({@link IDENTITY_KEYS}: the property, the kind of oversized input, the secret's name). Not the
+ * call behind it: a finding merges every call that showed the fault, and which call came first
+ * changes when a server fixes some of them. Not the rest of the data either (item counts, times,
+ * quoted error text): a server that changes its wording keeps its findings. Two findings may share
+ * a fingerprint; comparisons count them.
  */
 import { createHash } from 'node:crypto';
 import type { Finding } from '../types.js';
 
+/** Data keys that identify what part of a tool a finding is about (the others are detail). */
+export const IDENTITY_KEYS = ['param', 'property', 'what', 'name', 'method'] as const;
+
 /** What a fingerprint reads of the report beside the finding. */
 export interface FingerprintContext {
   tools: readonly { name: string; index: number }[];
-  calls: readonly { seq: number; probe: string; target?: string }[];
 }
 
 /**
- * The fingerprint of `f`: a readable string, e.g.
- * `robust-input/internal-error/get_note/missing-required:id` or
+ * The fingerprint of `f`: a readable string, e.g. `robust-input/internal-error/get_note`,
+ * `bounded-limits/zero-unlimited/list_recent/param=count` or
  * `annotations/no-read-only-hint/open_dashboard/@tool:open_dashboard.annotations`.
  */
-export function fingerprintOf(f: Pick<Finding, 'checkId' | 'messageId' | 'tool' | 'evidence'>, ctx: FingerprintContext): string {
+export function fingerprintOf(f: Pick<Finding, 'checkId' | 'messageId' | 'tool' | 'evidence' | 'data'>, ctx: FingerprintContext): string {
   const parts = [f.checkId, f.messageId, f.tool ?? '-'];
   const names = new Map(ctx.tools.map((t) => [t.index, t.name]));
-  const paths = (f.evidence.schemaPaths ?? []).map((p) => p.replace(/^tools\[(\d+)\]/, (m, i: string) => `@tool:${names.get(Number(i)) ?? m}`));
+  const paths = (f.evidence?.schemaPaths ?? []).map((p) => p.replace(/^tools\[(\d+)\]/, (m, i: string) => `@tool:${names.get(Number(i)) ?? m}`));
   if (paths.length > 0) parts.push([...new Set(paths)].sort().join(','));
-  const first = f.evidence.calls?.[0];
-  const call = first === undefined ? undefined : ctx.calls.find((c) => c.seq === first);
-  if (call) parts.push(call.target === undefined ? call.probe : `${call.probe}:${call.target}`);
+  for (const k of IDENTITY_KEYS) {
+    const v = f.data?.[k];
+    if (v !== undefined && v !== '') parts.push(`${k}=${String(v)}`);
+  }
   return parts.join('/');
 }
 

@@ -1,6 +1,7 @@
 /**
- * Reads a saved JSON report (`sealmark report <saved.json>`, `--baseline <saved.json>`). Only the
- * fields the reporters and the baseline comparison read are checked; the rest is kept as it is
+ * Reads a saved JSON report (`sealmark report <saved.json>`, `--baseline <saved.json>`). Every
+ * field the reporters and the baseline comparison read is checked for its type, so a hand-edited
+ * report is a usage error naming the field, never a crash; the rest is kept as it is
  * (docs/report-schema.md: readers ignore fields they do not know).
  */
 import { readFileSync } from 'node:fs';
@@ -8,24 +9,96 @@ import { z } from 'zod';
 import { UsageError } from '../errors.js';
 import { REPORT_SCHEMA_VERSION, type Report } from './build.js';
 import { isMultiReport, type MultiReport } from './multi.js';
+import { fingerprintOf } from './fingerprint.js';
+
+const str = z.string();
+const num = z.number();
+const strings = z.array(z.string());
 
 const finding = z.looseObject({
-  checkId: z.string(),
-  messageId: z.string(),
-  message: z.string(),
+  checkId: str,
+  messageId: str,
+  message: str,
+  data: z.record(z.string(), z.union([z.string(), z.number()])),
   level: z.enum(['fail', 'partial', 'info']),
-  evidence: z.looseObject({ calls: z.array(z.number()).optional(), schemaPaths: z.array(z.string()).optional(), quotes: z.array(z.string()).optional() }),
+  tool: str.optional(),
+  evidence: z.looseObject({ calls: z.array(num).optional(), schemaPaths: strings.optional(), quotes: strings.optional() }),
+  replay: str.optional(),
+  request: str.optional(),
+  fingerprint: str.optional(),
+  baselineState: z.enum(['new', 'unchanged']).optional(),
 });
 
+const findingRef = z.looseObject({ fingerprint: str, checkId: str, messageId: str, level: z.enum(['fail', 'partial', 'info']), tool: str.optional(), message: str });
+
+const call = z.looseObject({
+  seq: num,
+  probe: str,
+  tool: str.optional(),
+  method: str,
+  request: str,
+  reply: z.looseObject({ kind: str, rawText: str.optional(), problem: str.optional(), waitedMs: num.optional() }),
+  class: str.optional(),
+  leaks: z.array(z.looseObject({ pattern: str, line: str })).optional(),
+  invalidBecause: strings.optional(),
+  effects: z.array(z.looseObject({ kind: str, detail: str })).optional(),
+  target: str.optional(),
+  value: str.optional(),
+  rawArguments: str.optional(),
+  items: num.optional(),
+  secrets: z.array(z.looseObject({ kind: str, name: str, where: str })).optional(),
+  durationMs: num,
+});
+
+/**
+ * Every field a reporter or the baseline comparison reads (docs/report-schema.md), with its type;
+ * fields this version does not know are kept as they are.
+ */
 const savedReport = z.looseObject({
   schemaVersion: z.literal(REPORT_SCHEMA_VERSION),
-  generatedAt: z.string(),
+  methodologyVersion: str,
+  cliVersion: str,
+  generatedAt: str,
+  durationMs: num,
+  target: z.looseObject({
+    kind: str,
+    command: strings,
+    url: str.optional(),
+    file: str.optional(),
+    cwd: str.optional(),
+    configFile: str.optional(),
+    entry: z.looseObject({ file: str, toolLines: z.record(z.string(), z.number().int().positive()) }).optional(),
+  }),
   status: z.enum(['audited', 'not-audited']),
-  target: z.looseObject({ command: z.array(z.string()) }),
-  grade: z.looseObject({ letter: z.string().nullable(), percent: z.number().nullable(), packs: z.array(z.looseObject({})), caps: z.array(z.looseObject({})) }),
-  checks: z.array(z.looseObject({ id: z.string(), verdict: z.string(), severity: z.string(), pack: z.string(), findings: z.array(finding), notes: z.array(z.string()) })),
-  tools: z.array(z.looseObject({ name: z.string(), index: z.number() })),
-  calls: z.array(z.looseObject({ seq: z.number(), probe: z.string() })),
+  notAudited: z.looseObject({ reason: str, message: str, notChecked: strings }).optional(),
+  protocol: z.looseObject({ version: str.nullable(), era: str.nullable(), server: z.looseObject({ name: str.nullable(), version: str.nullable() }) }).nullable(),
+  sandbox: z.looseObject({ kind: str, network: str, note: str }),
+  standard: z.boolean(),
+  nonStandardKeys: strings,
+  coverage: z.looseObject({ level: str, tools: z.array(z.looseObject({ name: str, level: str })) }),
+  grade: z.looseObject({
+    letter: str.nullable(),
+    percent: num.nullable(),
+    packs: z.array(z.looseObject({ pack: str, percent: num.nullable(), letter: str.nullable(), counted: num })),
+    caps: z.array(z.looseObject({ check: str, letter: str })),
+  }),
+  checks: z.array(
+    z.looseObject({
+      id: str,
+      verdict: z.enum(['pass', 'partial', 'fail', 'n/a']),
+      title: str,
+      pack: str,
+      weight: str,
+      severity: str,
+      findings: z.array(finding),
+      notes: strings,
+      needsProbe: strings.optional(),
+    }),
+  ),
+  tools: z.array(z.looseObject({ name: str, index: num })),
+  calls: z.array(call),
+  stderrTail: str,
+  baseline: z.looseObject({ file: str, generatedAt: str, new: z.array(findingRef), fixed: z.array(findingRef), unchanged: num }).optional(),
 });
 
 /**
@@ -73,5 +146,8 @@ export function parseSavedReport(raw: unknown, label: string): Report {
     const where = issue.path.length > 0 ? issue.path.join('.') : '(top level)';
     throw new UsageError(`${label}: not a sealmark JSON report (schemaVersion ${REPORT_SCHEMA_VERSION}): ${where}: ${issue.message}`);
   }
-  return parsed.data as unknown as Report;
+  const report = parsed.data as unknown as Report;
+  // A report saved before findings had fingerprints (or with one removed) gets them computed.
+  for (const c of report.checks) for (const f of c.findings) f.fingerprint ??= fingerprintOf(f, report);
+  return report;
 }

@@ -55,7 +55,8 @@ function toolLinesIn(file: string, toolNames: readonly string[]): Record<string,
   } catch {
     return {};
   }
-  const found: Record<string, number> = {};
+  // No prototype: a tool named `__proto__` or `constructor` is a key like any other.
+  const found: Record<string, number> = Object.create(null) as Record<string, number>;
   for (const name of toolNames) {
     if (name === '' || name.length > 200) continue;
     const quoted = [`"${name}"`, `'${name}'`, `\`${name}\``];

@@ -9,8 +9,8 @@
  * - `--baseline` with a fixture whose faults are switched by an environment variable;
  * - the progress line under a pseudo-terminal (util-linux `script`).
  */
-import { spawn } from 'node:child_process';
-import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -18,6 +18,7 @@ import { pathToFileURL } from 'node:url';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { root } from '../helpers/run.js';
+import { sarifText } from '../../src/report/reporters/sarif.js';
 import { checkById, checks as allChecks } from '../../src/checks/index.js';
 import { renderCheckDoc } from '../../src/docs.js';
 import { packs } from '../../src/packs.js';
@@ -258,7 +259,9 @@ describe('audit --demo writing five formats in one run', () => {
         expect(r.ruleId, what).toBe(c.id);
         expect(rules[r.ruleIndex]?.id, what).toBe(c.id);
         expect(r.level, what).toBe(sarifLevel(c.severity, f.level));
-        expect(r.message.text.startsWith(f.message), `${what}: ${r.message.text}`).toBe(true);
+        // The message as SARIF plain text: braces doubled, brackets escaped (SARIF §3.11.5-6).
+        expect(r.message.text.startsWith(sarifText(f.message)), `${what}: ${r.message.text}`).toBe(true);
+        if (f.replay?.includes('{')) expect(r.message.text).toContain(`Replay: ${f.replay.replace(/[{}]/g, (c) => c + c)}`);
         expect(r.partialFingerprints, what).toEqual({ [FINGERPRINT_KEY]: fingerprintHash(f.fingerprint) });
         expect(r.baselineState, what).toBeUndefined();
       });
@@ -456,6 +459,43 @@ describe('audit --demo writing five formats in one run', () => {
       expect(e.stderr).toContain('--baseline');
       expect(e.stderr).toContain(missing);
     }, SLOW);
+
+    it('a hand-edited report is a usage error naming the field, in every format, never an internal error', async () => {
+      const edits: [string, (r: Record<string, any>) => void, RegExp][] = [
+        ['baseline', (r) => (r.baseline = {}), /baseline\.file/],
+        ['no coverage', (r) => delete r.coverage, /coverage/],
+        ['no sandbox', (r) => delete r.sandbox, /sandbox/],
+        ['no stderrTail', (r) => delete r.stderrTail, /stderrTail/],
+        ['a call without reply', (r) => delete r.calls[0].reply, /calls\.0\.reply/],
+        ['a numeric tool', (r) => (r.checks[1].findings[0].tool = 123), /checks\.1\.findings\.0\.tool/],
+        ['a numeric request', (r) => (r.checks[1].findings[0].request = 5), /checks\.1\.findings\.0\.request/],
+        ['no check title', (r) => delete r.checks[0].title, /checks\.0\.title/],
+        ['a numeric cwd', (r) => (r.target.cwd = 5), /target\.cwd/],
+        ['an entry without toolLines', (r) => (r.target.entry = { file: '/x.js' }), /target\.entry\.toolLines/],
+      ];
+      for (const [name, edit, field] of edits) {
+        const r = readJson<Record<string, any>>(out('r.json'));
+        edit(r);
+        const file = out(`edited-${name.replace(/\W+/g, '-')}.json`);
+        writeFileSync(file, JSON.stringify(r));
+        for (const format of ['text', 'sarif', 'junit', 'html']) {
+          const res = await run(['report', file, '--format', format]);
+          expect(res.code, `${name} as ${format}: ${res.stderr}`).toBe(2);
+          expect(res.stderr, name).toMatch(field);
+          expect(res.stderr, name).not.toContain('internal error');
+        }
+      }
+    }, SLOW * 4);
+
+    it('a report saved without fingerprints (an older sealmark) renders as SARIF with the fingerprints computed', async () => {
+      const r = readJson<Report>(out('r.json'));
+      for (const c of r.checks) for (const f of c.findings) delete (f as Partial<typeof f>).fingerprint;
+      writeFileSync(out('old.json'), JSON.stringify(r));
+      const res = await run(['report', out('old.json'), '--format', 'sarif']);
+      expect(res.code, res.stderr).not.toBe(2);
+      const again = await run(['report', out('r.json'), '--format', 'sarif']);
+      expect(JSON.parse(res.stdout)).toEqual(JSON.parse(again.stdout));
+    }, SLOW);
   });
 });
 
@@ -535,7 +575,32 @@ describe('output planning errors (exit 2 before the audit)', () => {
       name: 'the same output twice',
       args: (d) => ['--format', 'json', '--output', join(d, 'x.json'), '--format', 'sarif', '--output', `${d}/./x.json`],
       files: ['x.json'],
-      message: (d) => new RegExp(`--output ${reEscape(join(d, 'x.json'))}: given twice`),
+      message: (d) => new RegExp(`--output ${reEscape(`${d}/./x.json`)}: the same file as --output ${reEscape(join(d, 'x.json'))}`),
+    },
+    {
+      name: 'the transcript and an output are one file',
+      args: (d) => ['--format', 'json', '--output', join(d, 't.json'), '--transcript', join(d, 't.json')],
+      files: ['t.json'],
+      message: (d) => new RegExp(`--transcript ${reEscape(join(d, 't.json'))}: the same file as --output`),
+    },
+    {
+      name: 'two outputs that are one file through a symlink',
+      args: (d) => {
+        writeFileSync(join(d, 'real.json'), '');
+        if (!existsSync(join(d, 'link.sarif'))) symlinkSync(join(d, 'real.json'), join(d, 'link.sarif'));
+        return ['--format', 'json', '--output', join(d, 'real.json'), '--format', 'sarif', '--output', join(d, 'link.sarif')];
+      },
+      files: [],
+      message: (d) => new RegExp(`--output ${reEscape(join(d, 'link.sarif'))}: the same file as --output ${reEscape(join(d, 'real.json'))}`),
+    },
+    {
+      name: 'a FIFO (a write would block, and Ctrl-C with it)',
+      args: (d) => {
+        if (!existsSync(join(d, 'pipe.json'))) spawnSync('mkfifo', [join(d, 'pipe.json')]);
+        return ['--format', 'json', '--output', join(d, 'pipe.json')];
+      },
+      files: [],
+      message: (d) => new RegExp(`--output ${reEscape(join(d, 'pipe.json'))}: cannot write there \\(not a regular file\\)`),
     },
     {
       name: 'an unknown format',

@@ -9,30 +9,33 @@ function finding(over: Partial<ReportFinding>): ReportFinding {
 }
 
 /** A report holding `findings` under one check, with tools listed in `tools` order. */
-function report(findings: ReportFinding[], tools = ['a', 'b'], calls: Report['calls'] = []): Report {
+function report(findings: ReportFinding[], tools = ['a', 'b']): Report {
   return {
     generatedAt: '2026-11-30T00:00:00.000Z',
+    status: 'audited',
     tools: tools.map((name, index) => ({ name, index })),
-    calls,
+    calls: [],
     checks: [{ id: 'robust-input', verdict: 'partial', findings, notes: [], title: 't', pack: 'core', weight: 'scored', severity: 'warning' }],
   } as unknown as Report;
 }
 
-const call = (seq: number, probe: string, target?: string) => ({ seq, probe, target, method: 'tools/call', request: '', reply: { kind: 'response' }, durationMs: 1 });
 
 describe('fingerprintOf', () => {
-  it('names check, message, tool, schema path by tool name, and the probe and target of the first call; never the data', () => {
-    const r = report([], ['x', 'get_note'], [call(7, 'missing-required', 'id')]);
-    const f = finding({ tool: 'get_note', data: { text: 'TypeError at 12:7' }, evidence: { calls: [7, 8], schemaPaths: ['tools[1].inputSchema'] } });
-    expect(fingerprintOf(f, r)).toBe('robust-input/internal-error/get_note/@tool:get_note.inputSchema/missing-required:id');
-    expect(fingerprintOf(finding({ ...f, data: { text: 'another wording' }, message: 'x' }), r)).toBe(fingerprintOf(f, r));
+  it('names check, message, tool, schema path by tool name, and the identity keys of the data; never the rest of the data or the calls', () => {
+    const r = report([], ['x', 'get_note']);
+    const f = finding({ tool: 'get_note', data: { text: 'TypeError at 12:7', param: 'id', probe: 'nulls' }, evidence: { calls: [7, 8], schemaPaths: ['tools[1].inputSchema'] } });
+    expect(fingerprintOf(f, r)).toBe('robust-input/internal-error/get_note/@tool:get_note.inputSchema/param=id');
+    // Another wording, another first call, another probe: the same finding.
+    expect(fingerprintOf(finding({ ...f, data: { text: 'another wording', param: 'id', probe: 'wrong-types' }, evidence: { ...f.evidence, calls: [3] }, message: 'x' }), r)).toBe(fingerprintOf(f, r));
+    // Another property: another finding.
+    expect(fingerprintOf(finding({ ...f, data: { param: 'limit' } }), r)).not.toBe(fingerprintOf(f, r));
   });
 
-  it('is the same when the listing is reordered and call numbers shift', () => {
-    const before = report([], ['a', 'b'], [call(3, 'nulls', 'q')]);
-    const after = report([], ['b', 'a'], [call(9, 'nulls', 'q')]);
-    const fb = finding({ tool: 'b', evidence: { calls: [3], schemaPaths: ['tools[1].annotations'] } });
-    const fa = finding({ tool: 'b', evidence: { calls: [9], schemaPaths: ['tools[0].annotations'] } });
+  it('is the same when the listing is reordered', () => {
+    const before = report([], ['a', 'b']);
+    const after = report([], ['b', 'a']);
+    const fb = finding({ tool: 'b', evidence: { schemaPaths: ['tools[1].annotations'] } });
+    const fa = finding({ tool: 'b', evidence: { schemaPaths: ['tools[0].annotations'] } });
     expect(fingerprintOf(fa, after)).toBe(fingerprintOf(fb, before));
   });
 });
@@ -47,6 +50,10 @@ describe('compareWithBaseline', () => {
     expect(out.baseline!.new.map((f) => f.tool)).toEqual(['c']);
     expect(out.baseline!.fixed.map((f) => f.tool).sort()).toEqual(['a', 'b']);
     expect(out.baseline!.file).toBe('base.json');
+    // A check that did not run (or a run that was not audited) fixed nothing.
+    const skipped = compareWithBaseline({ ...now, checks: [{ ...now.checks[0]!, verdict: 'n/a', findings: [] }] }, base, 'base.json');
+    expect(skipped.baseline!.fixed).toEqual([]);
+    expect(compareWithBaseline({ ...now, status: 'not-audited' } as Report, base, 'b').baseline!.fixed).toEqual([]);
     // The inputs are not changed.
     expect(now.baseline).toBeUndefined();
     expect(now.checks[0]!.findings[0]!.baselineState).toBeUndefined();

@@ -18,6 +18,10 @@ describe('planOutputs', () => {
     ]);
   });
 
+  it('reads --output - as stdout', () => {
+    expect(planOutputs(['json', 'sarif'], ['-', 'r.sarif'])).toEqual([{ format: 'json' }, { format: 'sarif', path: 'r.sarif' }]);
+  });
+
   it('takes the format of an output without one from its extension', () => {
     expect(planOutputs([], ['a.SARIF', 'b.xml', 'c.htm', 'd.txt', 'e.json'])).toEqual([
       { format: 'sarif', path: 'a.SARIF' },
@@ -34,7 +38,7 @@ describe('planOutputs', () => {
     expect(() => planOutputs(['json', 'sarif'], [])).toThrow(/--format json, sarif: only one report can go to stdout/);
     expect(() => planOutputs(['pdf'], [])).toThrow(/--format "pdf": expected one of text, json, sarif, junit, html/);
     expect(() => planOutputs([], ['report.pdf'])).toThrow(/--output report.pdf: no --format for it/);
-    expect(() => planOutputs(['json', 'json'], ['r.json', './r.json'])).toThrow(/given twice/);
+    expect(() => planOutputs(['json', 'sarif'], ['-'])).toThrow(/only one report can go to stdout/);
   });
 });
 

@@ -43,10 +43,14 @@ interface Suite {
 }
 
 function suiteOf(report: Report, c: ReportCheck, prefix = ''): Suite {
-  const byCase = new Map<string, ReportFinding[]>([[SERVER_CASE, []]]);
+  // The server's own case keeps its name apart from any tool's (a tool may be named "(server)").
+  const names = new Set([...report.tools.map((t) => t.name), ...c.findings.flatMap((f) => (f.tool === undefined ? [] : [f.tool]))]);
+  let server = SERVER_CASE;
+  while (names.has(server)) server += '*';
+  const byCase = new Map<string, ReportFinding[]>([[server, []]]);
   for (const t of report.tools) byCase.set(t.name, []);
   for (const f of c.findings) {
-    const name = f.tool ?? SERVER_CASE;
+    const name = f.tool ?? server;
     byCase.set(name, [...(byCase.get(name) ?? []), f]);
   }
   const classname = `sealmark.${c.pack}.${c.id}`;
@@ -100,12 +104,13 @@ function seconds(ms: number): string {
 }
 
 /**
- * Escapes text for an XML 1.0 attribute or element: the five markup characters as entities, and
- * characters XML 1.0 does not allow at all as a visible `\uXXXX`.
+ * Escapes text for an XML 1.0 attribute or element: the five markup characters as entities;
+ * characters XML 1.0 does not allow at all, other control characters and bidirectional overrides
+ * (which would reorder what a CI page shows) as a visible `\uXXXX`.
  */
 export function xml(s: string): string {
   return s
-    .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+    .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
     .replace(/&/g, '&amp;')
     .replace(/</g, '&lt;')
     .replace(/>/g, '&gt;')

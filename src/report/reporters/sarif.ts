@@ -20,6 +20,7 @@ import { renderCheckDoc } from '../../docs.js';
 import type { Severity } from '../../types.js';
 import { targetLabel, type Report, type ReportCheck, type ReportFinding } from '../build.js';
 import { fingerprintHash } from '../fingerprint.js';
+import { safeText } from './text.js';
 import type { MultiReport } from '../multi.js';
 
 type Level = 'error' | 'warning' | 'note';
@@ -71,7 +72,7 @@ function sarifRun(report: Report): Record<string, unknown> {
       coverage: report.coverage.level,
       standard: report.standard,
       sandbox: report.sandbox.note,
-      ...(report.baseline ? { baseline: { file: report.baseline.file, new: report.baseline.new.length, fixed: report.baseline.fixed, unchanged: report.baseline.unchanged } } : {}),
+      ...(report.baseline ? { baseline: { file: report.baseline.file, new: report.baseline.new.length, unchanged: report.baseline.unchanged, fixed: report.baseline.fixed.length, fixedFindings: report.baseline.fixed } } : {}),
     },
   };
   if (report.target.cwd) run.originalUriBaseIds = { SRCROOT: { uri: pathToFileURL(report.target.cwd + sep).href } };
@@ -99,7 +100,7 @@ function ruleOf(c: ReportCheck): Record<string, unknown> {
 
 function resultOf(report: Report, c: ReportCheck, f: ReportFinding, ruleIndex: number): Record<string, unknown> {
   const level: Level = f.level === 'fail' ? (LEVEL_OF[c.severity] ?? 'warning') : c.severity === 'note' ? 'note' : 'warning';
-  const text = f.replay ? `${f.message}\nReplay: ${f.replay}` : f.message;
+  const text = sarifText(f.replay ? `${f.message}\nReplay: ${f.replay}` : f.message);
   const result: Record<string, unknown> = {
     ruleId: c.id,
     ruleIndex,
@@ -124,7 +125,9 @@ function resultOf(report: Report, c: ReportCheck, f: ReportFinding, ruleIndex: n
 function locationOf(report: Report, f: ReportFinding): Record<string, unknown> {
   const loc: Record<string, unknown> = {};
   const t = report.target;
-  const line = f.tool !== undefined ? t.entry?.toolLines[f.tool] : undefined;
+  const lines = t.entry?.toolLines;
+  const own = f.tool !== undefined && lines && Object.hasOwn(lines, f.tool) ? lines[f.tool] : undefined;
+  const line = Number.isInteger(own) && own! > 0 ? own : undefined;
   const file = t.entry?.file ?? t.configFile;
   if (file) {
     const physical: Record<string, unknown> = { artifactLocation: artifactOf(file, t.cwd) };
@@ -137,6 +140,18 @@ function locationOf(report: Report, f: ReportFinding): Record<string, unknown> {
   if (logical.length > 0) loc.logicalLocations = logical;
   if (!file && logical.length === 0) loc.message = { text: 'the server as a whole' };
   return loc;
+}
+
+/**
+ * Server text made safe for a SARIF plain-text message (SARIF 2.1.0 §3.11.5 and §3.11.6): control
+ * characters and bidirectional overrides shown as escapes (as in the text report), `{` and `}`
+ * doubled so no viewer reads a placeholder, and `\`, `[` and `]` escaped so none reads a link.
+ */
+export function sarifText(s: string): string {
+  return safeText(s.replace(/\n/g, '\u2028'))
+    .replace(/\u2028/g, '\n')
+    .replace(/[\\[\]]/g, (c) => `\\${c}`)
+    .replace(/[{}]/g, (c) => c + c);
 }
 
 /** A file inside `cwd` as a `%SRCROOT%`-relative URI (what code scanning needs), else a file URI. */
