@@ -62,6 +62,11 @@ export interface AuditOptions {
    */
   sandbox?: boolean;
   /**
+   * More values to keep out of the report (keyed by the name the redactor shows), such as what a
+   * client configuration's `${env:…}` variables put into a command line or URL. Not sent anywhere.
+   */
+  secrets?: Record<string, string>;
+  /**
    * How replay lines reach the server instead of its command or URL, e.g.
    * `['--client-config', 'mcp.json', '--server', 'notes']` for an entry of a client configuration.
    */
@@ -154,7 +159,7 @@ async function auditSpec(options: AuditOptions, config: ResolvedConfig, spec: St
   const enabled = allChecks.filter((c) => config.checks[c.meta.id]?.enabled !== false);
   // What the user handed the server (config env, --env, HTTP headers) may be a credential: never
   // reported. Nor are the canaries: a report that printed them would leak what it is looking for.
-  const given = { ...config.env, ...options.env, ...(isHttp ? headerSecrets(spec.headers) : {}) };
+  const given = { ...config.env, ...options.env, ...(isHttp ? headerSecrets(spec.headers) : {}), ...options.secrets };
   const redactor = new Redactor({ ...given, ...canaries });
   const secrets = secretSet(canaries, given);
   const started = Date.now();

@@ -147,7 +147,9 @@ async function runClientConfig(command: string[], opts: AuditCliOptions): Promis
   const baseline = opts.baseline === undefined ? undefined : loadSaved(opts.baseline, '--baseline');
   if (baseline && !isMultiReport(baseline)) throw new UsageError(`--baseline ${opts.baseline}: a --client-config run needs a baseline saved from a --client-config run (--format json)`);
   const file = readClientConfig(opts.clientConfig!);
-  const entries = selectServers(file.servers, opts.server, opts.clientConfig!);
+  const disabled = file.servers.filter((s) => s.kind === 'disabled').map((s) => s.name);
+  if (disabled.length > 0) process.stderr.write(`sealmark: not audited, disabled in ${opts.clientConfig}: ${disabled.map(safeText).join(', ')}\n`);
+  const entries = selectServers(file.servers.filter((s) => s.kind !== 'disabled' || s.name === opts.server), opts.server, opts.clientConfig!);
   const fromFile = resolveConfig({ ...opts, env: undefined }, process.cwd());
   const config = {
     ...fromFile,
@@ -159,20 +161,25 @@ async function runClientConfig(command: string[], opts: AuditCliOptions): Promis
   const results: { name: string; report: Report }[] = [];
   for (const [i, entry] of entries.entries()) {
     const progress = tty ? progressLine(tty, `[${i + 1}/${entries.length}] ${safeText(entry.name)} · `) : undefined;
-    const via = ['--client-config', opts.clientConfig!, '--server', entry.name];
+    // The replay reaches the server through its entry, with the --env names the audit had.
+    const via = ['--client-config', opts.clientConfig!, '--server', entry.name, ...Object.keys(cliEnv).flatMap((k) => ['--env', k])];
     let report: Report;
-    if (entry.kind === 'invalid') report = unstartableReport({ kind: 'stdio', command: [] }, `${entry.name}: ${entry.problem}`, config);
-    else {
+    if (entry.kind === 'invalid' || entry.kind === 'disabled') {
+      const label = entry.kind === 'invalid' ? entry.label : '';
+      const target = /^https?:/i.test(label) ? { kind: 'http' as const, command: [], url: label } : { kind: 'stdio' as const, command: label ? [label] : [] };
+      report = unstartableReport(target, `${entry.name}: ${entry.kind === 'invalid' ? entry.problem : 'disabled in the client configuration'}`, config);
+    } else {
       const target = entry.kind === 'http' ? { url: entry.url, headers: entry.headers } : { command: entry.command, args: entry.args, cwd: entry.cwd, displayCommand: [entry.command, ...entry.args] };
       report = await audit({
         ...target,
         config,
         env: { ...cliEnv, ...(entry.kind === 'stdio' ? entry.env : {}) },
+        secrets: entry.secrets,
         sandbox: opts.sandbox !== false,
         all: opts.all === true,
         allowEffects: opts.allowEffects === true,
-        // One transcript per server: <name>.<file>.
-        ...(opts.transcript ? { transcriptPath: transcriptFor(opts.transcript, entry.name, entries.length) } : {}),
+        // One transcript per server: run.<n>-<name>.jsonl.
+        ...(opts.transcript ? { transcriptPath: transcriptFor(opts.transcript, i, entry.name, entries.length) } : {}),
         replayVia: via,
         onProgress: progress?.update,
       });
@@ -196,10 +203,13 @@ function selectServers(servers: ClientServer[], name: string | undefined, file: 
   return one;
 }
 
-/** `run.jsonl` → `run.<server>.jsonl` when there are several servers (a name made safe for a file name). */
-function transcriptFor(path: string, name: string, count: number): string {
+/**
+ * `run.jsonl` → `run.<n>-<server>.jsonl` when there are several servers: the position keeps two
+ * names that read the same once made safe for a file name (`notes a`, `notes_a`) apart.
+ */
+function transcriptFor(path: string, index: number, name: string, count: number): string {
   if (count === 1) return path;
-  const safe = name.replace(/[^A-Za-z0-9._-]/g, '_');
+  const safe = `${index + 1}-${name.replace(/[^A-Za-z0-9._-]/g, '_')}`;
   const dot = path.lastIndexOf('.');
   return dot > path.lastIndexOf('/') ? `${path.slice(0, dot)}.${safe}${path.slice(dot)}` : `${path}.${safe}`;
 }

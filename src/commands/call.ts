@@ -47,6 +47,10 @@ export async function runCall(command: string[], opts: CallCliOptions): Promise<
   const entry = opts.clientConfig !== undefined ? clientEntry(command, opts) : undefined;
   const target = entry ?? targetOf(command, opts, "sealmark call --tool <name> --args '<json>' -- <command> [args…]   or   sealmark call --url <url> --tool <name> --args '<json>'");
   const http = 'url' in target ? httpSpec(target) : undefined;
+  const masked = http && Object.entries(http.headers).find(([, v]) => v.includes('[redacted:'));
+  if (masked) {
+    throw new UsageError(`--header ${masked[0]}: the value is the placeholder a report prints for a secret; give the real value again, or pass a token with --bearer-token-env VAR`);
+  }
   let args: unknown;
   if (opts.args !== undefined && opts.rawArgs !== undefined) throw new UsageError('give --args or --raw-args, not both');
   // A report shows the argument canary redacted; the replay sends this process's canary in its
@@ -64,11 +68,13 @@ export async function runCall(command: string[], opts: CallCliOptions): Promise<
   // The config file, when given, supplies the server's env (as in the audit that printed the line).
   const config = opts.config !== undefined ? resolveConfig({ config: opts.config }, process.cwd()) : defaultConfig();
   const given = { ...config.env, ...(entry && 'env' in entry ? entry.env : {}), ...parseEnvList(opts.env), ...(http ? headerSecrets(http.headers) : {}) };
+  // What variables put into the entry's command line or URL is redacted too, but not given to the server.
+  const hidden = entry?.secrets ?? {};
   // The same environment canaries as an audit, so that a secret-echo finding replays.
   const canaries = envCanaries();
   const env = { ...serverEnv(config, given), ...canaries };
-  const secrets = secretSet(canaries, given);
-  const redactor = new Redactor({ ...given, ...canaries });
+  const secrets = secretSet(canaries, { ...given, ...hidden });
+  const redactor = new Redactor({ ...given, ...hidden, ...canaries });
   if (http) return callIn(http, undefined, { ...opts, rawArgs }, args, timeoutMs, config.timeout_init_sec * 1000, secrets, redactor);
   const cmd = (target as { command: [string, ...string[]] }).command;
   // Replays run in the sandbox too: replaying an effect finding must not open, send or write for real.
@@ -130,13 +136,17 @@ async function callIn(
 }
 
 /** The target of `call --client-config <file> --server <name>`. Throws UsageError. */
-function clientEntry(command: string[], opts: CallCliOptions): { command: [string, ...string[]]; env: Record<string, string>; cwd?: string } | { url: string; headers: Record<string, string> } {
+function clientEntry(
+  command: string[],
+  opts: CallCliOptions,
+): ({ command: [string, ...string[]]; env: Record<string, string>; cwd?: string } | { url: string; headers: Record<string, string> }) & { secrets: Record<string, string> } {
   if (command.length > 0 || opts.url !== undefined) throw new UsageError('--client-config takes no server command and no --url');
   if (opts.server === undefined) throw new UsageError('--client-config needs --server <name> for call');
   const servers = readClientConfig(opts.clientConfig!).servers;
   const e = servers.find((s) => s.name === opts.server);
   if (!e) throw new UsageError(`--server ${JSON.stringify(opts.server)}: ${opts.clientConfig} has no such server (it has ${servers.map((s) => JSON.stringify(s.name)).join(', ')})`);
   if (e.kind === 'invalid') throw new UsageError(`--server ${e.name}: ${e.problem}`);
-  if (e.kind === 'http') return { url: e.url, headers: e.headers };
-  return { command: [e.command, ...e.args], env: e.env, ...(e.cwd !== undefined ? { cwd: e.cwd } : {}) };
+  if (e.kind === 'disabled') throw new UsageError(`--server ${e.name}: disabled in ${opts.clientConfig}`);
+  if (e.kind === 'http') return { url: e.url, headers: e.headers, secrets: e.secrets };
+  return { command: [e.command, ...e.args], env: e.env, ...(e.cwd !== undefined ? { cwd: e.cwd } : {}), secrets: e.secrets };
 }

@@ -61,7 +61,7 @@ export interface DesignRun {
 export async function gatherDesign(rec: Recorder, tools: ListedTool[], config: ResolvedConfig, sandbox: Sandbox | undefined, allowEffects: boolean): Promise<DesignRun> {
   const run: DesignRun = { ran: false, repeats: [], notRepeated: [], madeUp: [], beyondMaxTools: [] };
   if (!sandbox && !allowEffects) {
-    run.why = 'no sandbox (--no-sandbox) and no --allow-effects: no write was repeated and no made-up proposal sent';
+    run.why = `${rec.session.remote ? 'a server reached by URL runs outside any sandbox' : 'no sandbox (--no-sandbox)'} and no --allow-effects: no write was repeated and no made-up proposal sent`;
     return run;
   }
   run.ran = true;

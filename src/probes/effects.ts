@@ -47,7 +47,7 @@ export interface EffectsOptions {
 export async function gatherEffects(rec: Recorder, tools: ListedTool[], config: ResolvedConfig, opts: EffectsOptions): Promise<EffectsRun> {
   const run: EffectsRun = { ran: false, defaultCalled: [], fillerCalled: [], all: opts.all };
   if (!opts.sandbox && !opts.allowEffects) {
-    run.why = 'no sandbox (--no-sandbox) and no --allow-effects: tools were not called with default or filler arguments';
+    run.why = `${rec.session.remote ? 'a server reached by URL runs outside any sandbox' : 'no sandbox (--no-sandbox)'} and no --allow-effects: tools were not called with default or filler arguments`;
     return run;
   }
   run.ran = true;

@@ -299,8 +299,9 @@ function shQuote(s: string): string {
 }
 
 /** The absolute path `command` resolves to on `path` (a PATH string), or undefined. */
-export function findExecutable(command: string, path = ''): string | undefined {
-  const candidates = command.includes('/') ? [command] : path.split(':').filter(Boolean).map((d) => join(d, command));
+export function findExecutable(command: string, path = '', from: string = process.cwd()): string | undefined {
+  // A path (`./run.sh`, `bin/server`) is relative to where the server starts, not to sealmark's cwd.
+  const candidates = command.includes('/') ? [isAbsolute(command) ? command : resolve(from, command)] : path.split(':').filter(Boolean).map((d) => join(d, command));
   for (const c of candidates) {
     try {
       accessSync(c, constants.X_OK);
@@ -318,6 +319,6 @@ export function findExecutable(command: string, path = ''): string | undefined {
  * (spawn-failed), not as an exit of the sandbox's wrapper.
  */
 export function startSpec(sandbox: Sandbox | undefined, command: string, args: string[], env: Record<string, string>, cwd?: string): StdioTargetSpec {
-  if (sandbox && findExecutable(command, env.PATH)) return sandbox.wrap(command, args, env, cwd);
+  if (sandbox && findExecutable(command, env.PATH, cwd)) return sandbox.wrap(command, args, env, cwd);
   return { command, args, env, cwd };
 }

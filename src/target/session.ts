@@ -294,6 +294,11 @@ export class Session {
     return { alive: ex.reply.kind === 'response' || ex.reply.kind === 'malformed', exchange: ex };
   }
 
+  /** True for a server reached by URL: sealmark did not start it and cannot sandbox it. */
+  get remote(): boolean {
+    return 'url' in this.target;
+  }
+
   /** True when the process has exited. */
   get exited(): boolean {
     return this.transport.exit !== null || this.wire.closed;

@@ -6,7 +6,7 @@
  * from this checkout, already built); the upload step is checked for what it would upload.
  */
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -73,10 +73,10 @@ function workspace(): string {
 }
 
 /** Runs the audit step, then the gate step, as a runner would, with `inputs` (defaults from action.yml). */
-function runAction(inputs: Record<string, string>): ActionRun {
+function runAction(inputs: Record<string, string>, outputDir = inputs['working-directory']!): ActionRun {
   const ctx = { inputs, outputs: {} as Record<string, Record<string, string>> };
   const audit = step('Audit the server');
-  const githubOutput = join(inputs['working-directory']!, '.github-output');
+  const githubOutput = join(outputDir, '.github-output');
   writeFileSync(githubOutput, '');
   const env = (s: Step) => ({
     PATH: process.env.PATH!,
@@ -162,6 +162,61 @@ describe('action.yml', () => {
     expect(r.outputs.grade).toBe('');
     expect(r.gateCode).toBe(1);
     expect(r.gateLog).toContain('could not be audited');
+  }, 60_000);
+});
+
+describe('action.yml inputs are data, never shell', () => {
+  it('a command with a substitution or a second command is refused, and nothing of it runs', () => {
+    const ws = workspace();
+    const marker = join(ws, 'PWNED');
+    for (const command of [`node x.mjs $(touch ${marker})`, `node x.mjs; touch ${marker}`, `node x.mjs \`touch ${marker}\``, `node "x $(touch ${marker})"`]) {
+      const r = runAction({ command, 'working-directory': ws });
+      expect(r.outputs['exit-code'], command).toBe('2');
+      expect(r.auditLog, command).toMatch(/the command input has/);
+      expect(r.gateCode, command).toBe(1);
+    }
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it('a command and args over several lines are split into words', () => {
+    const ws = workspace();
+    const r = runAction({ command: 'node\n  "my server/server.mjs"\n', args: '--only handshake\n--fail-under F\n', 'working-directory': ws });
+    const report = JSON.parse(readFileSync(join(ws, 'sealmark.json'), 'utf8')) as Report;
+    expect(report.target.command).toEqual(['node', 'my server/server.mjs']);
+    expect(report.checks.map((c) => c.id)).toEqual(['handshake']);
+    expect(r.outputs['exit-code']).toBe('0');
+  }, 60_000);
+
+  it('an invalid option in a later line of args is seen (exit 2), and stale reports are not read as this run\'s', () => {
+    const ws = workspace();
+    writeFileSync(join(ws, 'sealmark.json'), JSON.stringify({ status: 'audited', grade: { letter: 'A', percent: 100 } }));
+    writeFileSync(join(ws, 'sealmark.sarif'), '{}');
+    const r = runAction({ command: 'node "my server/server.mjs"', args: '--only handshake\n--fail-under Z', 'working-directory': ws });
+    expect(r.outputs['exit-code']).toBe('2');
+    expect(r.outputs.grade ?? '').toBe('');
+    expect(existsSync(join(ws, 'sealmark.json'))).toBe(false);
+    expect(existsSync(join(ws, 'sealmark.sarif'))).toBe(false);
+    expect(r.gateCode).toBe(1);
+  });
+
+  it('a working-directory that does not exist: exit code 2 with the reason, and the gate fails', () => {
+    const r = runAction({ command: 'node x.mjs', 'working-directory': join(tmpdir(), 'sealmark-no-such-dir') }, workspace());
+    expect(r.outputs['exit-code']).toBe('2');
+    expect(r.auditLog).toContain('does not exist');
+    expect(r.gateCode).toBe(1);
+  });
+
+  it("workflow commands a server prints are not obeyed: sealmark's output runs between stop-commands and its resume token", () => {
+    const ws = workspace();
+    const r = runAction({ command: `node ${join(root, 'test/fixtures/servers/adversarial-reports/workflow-commands.mjs')}`, 'working-directory': ws });
+    const stop = /^::stop-commands::(sealmark-[0-9a-f]{32})$/m.exec(r.auditLog);
+    expect(stop, r.auditLog).not.toBeNull();
+    const token = stop![1]!;
+    const from = r.auditLog.indexOf(stop![0]);
+    const to = r.auditLog.indexOf(`::${token}::`);
+    const injected = r.auditLog.indexOf('::error title=sealmark::fake annotation');
+    expect(injected).toBeGreaterThan(from);
+    expect(to).toBeGreaterThan(injected);
   }, 60_000);
 });
 
