@@ -1,5 +1,6 @@
 /** `sealmark audit`: run the engine on a stdio target and print or write the report(s). */
 import { fileURLToPath } from 'node:url';
+import stringWidth from 'string-width';
 import { audit, httpSpec, unstartableReport } from '../audit.js';
 import { readClientConfig, type ClientServer } from '../client-config.js';
 import type { Report } from '../report/build.js';
@@ -104,11 +105,16 @@ export async function runAudit(command: string[], opts: AuditCliOptions): Promis
   return exitCode(report, gate);
 }
 
-/** The TTY progress line: `update` redraws it (throttled), `stop` clears it for good. */
+/**
+ * The TTY progress line: `update` redraws it (throttled), `stop` clears it for good. It is cut to
+ * the terminal's width in display columns (a wide character counts two), so it never wraps, and it
+ * is cleared when the process exits early (Ctrl-C) too.
+ */
 function progressLine(out: NodeJS.WriteStream, prefix = ''): { update: (p: Progress) => void; stop: () => void } {
   let last = 0;
   let pending: NodeJS.Timeout | undefined;
   let latest: Progress | undefined;
+  const clear = () => out.write('\r\u001b[2K');
   const draw = () => {
     pending = undefined;
     last = Date.now();
@@ -116,8 +122,10 @@ function progressLine(out: NodeJS.WriteStream, prefix = ''): { update: (p: Progr
     const where = p.tool ? ` · tool ${p.toolIndex !== undefined ? `${p.toolIndex}/${p.toolCount ?? '?'} ` : ''}${safeText(p.tool)}` : '';
     const probe = p.probe ? ` · ${safeText(p.probe)}` : '';
     // A terminal that reports no width (0 under `script` and many CI consoles) gets 100 columns.
-    out.write(`\r\u001b[2K${prefix}${p.phase}${where}${probe} · ${p.calls} ${p.calls === 1 ? 'call' : 'calls'}`.slice(0, (out.columns || 100) - 1));
+    const line = fitColumns(`${prefix}${p.phase}${where}${probe} · ${p.calls} ${p.calls === 1 ? 'call' : 'calls'}`, (out.columns || 100) - 1);
+    out.write(`\r\u001b[2K${line}`);
   };
+  process.once('exit', clear);
   // At most one redraw every 80 ms, and the latest state is always drawn (a trailing redraw).
   return {
     update: (p) => {
@@ -129,9 +137,24 @@ function progressLine(out: NodeJS.WriteStream, prefix = ''): { update: (p: Progr
     },
     stop: () => {
       clearTimeout(pending);
-      out.write('\r\u001b[2K');
+      process.removeListener('exit', clear);
+      clear();
     },
   };
+}
+
+/** `s` cut to at most `columns` display columns, whole characters only (graphemes, wide ones counted two). */
+export function fitColumns(s: string, columns: number): string {
+  if (stringWidth(s) <= columns) return s;
+  let out = '';
+  let width = 0;
+  for (const { segment } of new Intl.Segmenter().segment(s)) {
+    const w = stringWidth(segment);
+    if (width + w > columns) break;
+    out += segment;
+    width += w;
+  }
+  return out;
 }
 
 /**

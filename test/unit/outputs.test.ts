@@ -47,3 +47,13 @@ it('--help lists exactly the formats the reporters map has', () => {
   const listed = /const FORMAT_LIST = '([^']+)'/.exec(cli)![1]!.split(', ');
   expect(listed).toEqual([...FORMATS]);
 });
+
+describe('fitColumns (the progress line)', () => {
+  it('cuts by display columns: a wide character counts two, and none is split', async () => {
+    const { fitColumns } = await import('../../src/commands/audit.js');
+    expect(fitColumns('abc', 10)).toBe('abc');
+    expect(fitColumns('工具工具工具', 5)).toBe('工具');
+    expect(fitColumns('a😀b', 2)).toBe('a');
+    expect(fitColumns('a😀b', 3)).toBe('a😀');
+  });
+});
