@@ -453,7 +453,7 @@ describe('audit --demo writing five formats in one run', () => {
       expect(c.stderr).toContain(out('bare.json'));
       expect(c.stderr).toContain('not a sealmark JSON report');
       // The first field that is wrong is named.
-      expect(c.stderr).toMatch(/generatedAt|status|target|grade|checks|tools|calls/);
+      expect(c.stderr).toMatch(/: (methodologyVersion|cliVersion|generatedAt|durationMs|status|target|grade|checks|tools|calls): /);
       expect(d.stderr).toContain(out('v2.json'));
       expect(d.stderr).toMatch(/schemaVersion: /);
       expect(e.stderr).toContain('--baseline');
