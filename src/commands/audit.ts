@@ -47,6 +47,18 @@ export interface AuditCliOptions {
   color?: boolean;
 }
 
+/**
+ * The config of a run: the file, `--timeout-probe`, `--only`, `--skip`, and the sandbox flags.
+ * `--env` stays apart from the config's env, so that replay lines can name it (`--env KEY`).
+ */
+function runConfig(opts: AuditCliOptions): ReturnType<typeof resolveConfig> {
+  const fromFile = resolveConfig({ ...opts, env: undefined }, process.cwd());
+  return {
+    ...fromFile,
+    sandbox: { ...fromFile.sandbox, ...(opts.network ? { network: opts.network } : {}), ...(opts.keepSandbox ? { keep: true } : {}) },
+  };
+}
+
 /** Path of the bundled demo server (ships in the package). */
 export function demoServerPath(): string {
   return fileURLToPath(new URL('../../demo/server.mjs', import.meta.url));
@@ -74,12 +86,7 @@ export async function runAudit(command: string[], opts: AuditCliOptions): Promis
   }
   // Validated now (a bad URL, an unset token variable), before anything starts.
   if (http) httpSpec(http);
-  // --env stays apart from the config's env so that replay lines can name it (`--env KEY`).
-  const fromFile = resolveConfig({ ...opts, env: undefined }, process.cwd());
-  const config = {
-    ...fromFile,
-    sandbox: { ...fromFile.sandbox, ...(opts.network ? { network: opts.network } : {}), ...(opts.keepSandbox ? { keep: true } : {}) },
-  };
+  const config = runConfig(opts);
   const cliEnv = parseEnvList(opts.env);
   // Paths are checked before the server starts: a typo must not cost a whole audit.
   checkOutputs(plan, [{ flag: '--transcript', path: opts.transcript }]);
@@ -173,11 +180,7 @@ async function runClientConfig(command: string[], opts: AuditCliOptions): Promis
   const disabled = file.servers.filter((s) => s.kind === 'disabled').map((s) => s.name);
   if (disabled.length > 0) process.stderr.write(`sealmark: not audited, disabled in ${opts.clientConfig}: ${disabled.map(safeText).join(', ')}\n`);
   const entries = selectServers(file.servers.filter((s) => s.kind !== 'disabled' || s.name === opts.server), opts.server, opts.clientConfig!);
-  const fromFile = resolveConfig({ ...opts, env: undefined }, process.cwd());
-  const config = {
-    ...fromFile,
-    sandbox: { ...fromFile.sandbox, ...(opts.network ? { network: opts.network } : {}), ...(opts.keepSandbox ? { keep: true } : {}) },
-  };
+  const config = runConfig(opts);
   const cliEnv = parseEnvList(opts.env);
   checkOutputs(plan, [{ flag: '--transcript', path: opts.transcript }]);
   const tty = process.stderr.isTTY === true && !opts.quiet ? process.stderr : undefined;

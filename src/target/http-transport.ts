@@ -238,52 +238,46 @@ export class AuditHttpTransport implements AuditTransport {
 
   /** Reads a whole body, at most {@link MAX_LINE_BYTES}; a longer one is dropped and reported for `id`. */
   private async readBody(res: Response, id: number | undefined): Promise<string | undefined> {
-    const reader = res.body?.getReader();
-    if (!reader) return '';
     const chunks: Uint8Array[] = [];
-    let bytes = 0;
-    try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        bytes += value.byteLength;
-        if (bytes > MAX_LINE_BYTES) {
-          await reader.cancel().catch(() => {});
-          this.addNoise('oversized', '', bytes);
-          if (id !== undefined) this.onOversized?.(id, bytes);
-          return undefined;
-        }
-        chunks.push(value);
-      }
-    } catch (err) {
-      if (id !== undefined && this.handshakeDone) this.onBroken?.(id, `the reply body broke off: ${String(err)}`);
-      return undefined;
-    }
-    return Buffer.concat(chunks).toString('utf8');
+    const complete = await this.readLimited(res, id, (chunk) => chunks.push(chunk), { bounded: true, brokenIsReply: true });
+    return complete ? Buffer.concat(chunks).toString('utf8') : undefined;
   }
 
   /** Reads an event stream to its end, calling `onEvent(event, data)` for each event. */
   private async readEvents(res: Response, id: number | undefined, onEvent: (event: string, data: string) => void): Promise<void> {
     const parser = createParser({ onEvent: (e) => onEvent(e.event ?? 'message', e.data) });
-    const reader = res.body?.getReader();
-    if (!reader) return;
     const decoder = new TextDecoder();
+    // The legacy stream (no request of its own) carries the whole session: it has no limit.
+    await this.readLimited(res, id, (chunk) => parser.feed(decoder.decode(chunk, { stream: true })), { bounded: id !== undefined, brokenIsReply: false });
+  }
+
+  /**
+   * Reads a response body chunk by chunk. When `bounded`, past {@link MAX_LINE_BYTES} the body is
+   * cancelled, kept as oversized noise and reported for request `id` when there is one. A body
+   * that breaks off is reported for `id` when `brokenIsReply`. Resolves to true when the body was
+   * read to its end.
+   */
+  private async readLimited(res: Response, id: number | undefined, onChunk: (chunk: Uint8Array) => void, opts: { bounded: boolean; brokenIsReply: boolean }): Promise<boolean> {
+    const reader = res.body?.getReader();
+    if (!reader) return true;
     let bytes = 0;
     try {
       for (;;) {
         const { done, value } = await reader.read();
-        if (done) break;
+        if (done) return true;
         bytes += value.byteLength;
-        if (bytes > MAX_LINE_BYTES && id !== undefined) {
+        if (opts.bounded && bytes > MAX_LINE_BYTES) {
           await reader.cancel().catch(() => {});
           this.addNoise('oversized', '', bytes);
-          this.onOversized?.(id, bytes);
-          return;
+          if (id !== undefined) this.onOversized?.(id, bytes);
+          return false;
         }
-        parser.feed(decoder.decode(value, { stream: true }));
+        onChunk(value);
       }
-    } catch {
+    } catch (err) {
       // An aborted or broken stream ends here; a request it left unanswered waits out its limit.
+      if (opts.brokenIsReply && id !== undefined && this.handshakeDone) this.onBroken?.(id, `the reply body broke off: ${String(err)}`);
+      return false;
     }
   }
 
