@@ -322,7 +322,10 @@ export function classifyReply(input: ClassifyInput): Classification {
     const text = [asText(reply.error.message), reply.error.data === undefined ? '' : asText(reply.error.data)]
       .filter((p) => p !== '')
       .join('\n');
-    const [cls, named] = readError(text, declared, code);
+    // An HTTP 5xx in place of a JSON-RPC reply (a server reached by URL) is the server failing,
+    // whatever its body says: never a clean rejection.
+    const http5xx = typeof (reply.raw as { httpStatus?: unknown } | null)?.httpStatus === 'number' && code !== undefined && code >= 500 && code <= 599;
+    const [cls, named] = http5xx ? (['internal-error', mentions(text, declared)] as [ReplyClass, string[]]) : readError(text, declared, code);
     const notes: string[] = [];
     if (
       code === -32602 &&

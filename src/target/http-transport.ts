@@ -103,9 +103,23 @@ export class AuditHttpTransport implements AuditTransport {
       throw new HttpFailure(`GET ${this.spec.url} answered ${contentType(res) || 'no content type'}, not an event stream`, res.status, 'protocol');
     }
     let gotEndpoint: (url: string) => void = () => {};
-    const endpoint = new Promise<string>((resolve) => (gotEndpoint = resolve));
+    let badEndpoint: (data: string) => void = () => {};
+    const endpoint = new Promise<string>((resolve, reject) => {
+      gotEndpoint = resolve;
+      badEndpoint = (data) => reject(new HttpFailure(`the endpoint event names ${JSON.stringify(data.slice(0, 200))}, not a URL on ${new URL(this.spec.url).origin}; sealmark does not send there`, undefined, 'protocol'));
+    });
     void this.readEvents(res, undefined, (event, data) => {
-      if (event === 'endpoint') gotEndpoint(new URL(data, this.spec.url).href);
+      if (event === 'endpoint') {
+        // The endpoint must be on the server's own origin: sealmark never sends elsewhere.
+        let url: URL | undefined;
+        try {
+          url = new URL(data, this.spec.url);
+        } catch {
+          url = undefined;
+        }
+        if (url && url.origin === new URL(this.spec.url).origin) gotEndpoint(url.href);
+        else badEndpoint(data);
+      }
       else this.deliverText(data, undefined);
     }).then(() => this.lost('the event stream ended'));
     let timer: NodeJS.Timeout | undefined;
@@ -186,6 +200,14 @@ export class AuditHttpTransport implements AuditTransport {
     const text = (await this.readBody(res, undefined)) ?? '';
     const parsed = safeJson(text);
     const rpc = parsed !== undefined && typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) && (parsed as Record<string, unknown>).jsonrpc === '2.0' ? (parsed as Record<string, unknown>) : undefined;
+    const answersThis = rpc !== undefined && id !== undefined && rpc.id === id;
+    // Refused in the middle of the audit (the session ended, the token expired) with no answer to
+    // the request itself: the server can no longer be audited.
+    const sessionGone = res.status === 404 && this.sessionId !== undefined && this.mode === 'streamable';
+    if (this.handshakeDone && !answersThis && (res.status === 401 || res.status === 403 || sessionGone)) {
+      this.lost(sessionGone ? 'the server ended the session (HTTP 404)' : `the server refused sealmark in the middle of the audit (HTTP ${res.status})`);
+      return;
+    }
     if (rpc && ('result' in rpc || 'error' in rpc)) {
       const at = this.now();
       for (const tap of this.taps) tap('recv', rpc, at);
@@ -239,25 +261,46 @@ export class AuditHttpTransport implements AuditTransport {
   /** Reads a whole body, at most {@link MAX_LINE_BYTES}; a longer one is dropped and reported for `id`. */
   private async readBody(res: Response, id: number | undefined): Promise<string | undefined> {
     const chunks: Uint8Array[] = [];
-    const complete = await this.readLimited(res, id, (chunk) => chunks.push(chunk), { bounded: true, brokenIsReply: true });
+    const complete = await this.readLimited(res, id, (chunk) => void chunks.push(chunk), { bounded: true, brokenIsReply: true });
     return complete ? Buffer.concat(chunks).toString('utf8') : undefined;
   }
 
   /** Reads an event stream to its end, calling `onEvent(event, data)` for each event. */
   private async readEvents(res: Response, id: number | undefined, onEvent: (event: string, data: string) => void): Promise<void> {
-    const parser = createParser({ onEvent: (e) => onEvent(e.event ?? 'message', e.data) });
+    // Bytes since the last whole event: the legacy stream (no request of its own) carries the whole
+    // session and has no limit in all, but no one event may pass MAX_LINE_BYTES.
+    let sinceEvent = 0;
+    const parser = createParser({
+      onEvent: (e) => {
+        sinceEvent = 0;
+        onEvent(e.event ?? 'message', e.data);
+      },
+    });
     const decoder = new TextDecoder();
-    // The legacy stream (no request of its own) carries the whole session: it has no limit.
-    await this.readLimited(res, id, (chunk) => parser.feed(decoder.decode(chunk, { stream: true })), { bounded: id !== undefined, brokenIsReply: false });
+    await this.readLimited(
+      res,
+      id,
+      (chunk) => {
+        sinceEvent += chunk.byteLength;
+        if (id === undefined && sinceEvent > MAX_LINE_BYTES) {
+          this.addNoise('oversized', '', sinceEvent);
+          this.lost(`an event on the stream passed ${MAX_LINE_BYTES} bytes`);
+          return false;
+        }
+        parser.feed(decoder.decode(chunk, { stream: true }));
+        return true;
+      },
+      { bounded: id !== undefined, brokenIsReply: false },
+    );
   }
 
   /**
    * Reads a response body chunk by chunk. When `bounded`, past {@link MAX_LINE_BYTES} the body is
-   * cancelled, kept as oversized noise and reported for request `id` when there is one. A body
-   * that breaks off is reported for `id` when `brokenIsReply`. Resolves to true when the body was
-   * read to its end.
+   * cancelled, kept as oversized noise and reported for request `id` when there is one; `onChunk`
+   * returning false cancels it too. A body that breaks off is reported for `id` when
+   * `brokenIsReply`. Resolves to true when the body was read to its end.
    */
-  private async readLimited(res: Response, id: number | undefined, onChunk: (chunk: Uint8Array) => void, opts: { bounded: boolean; brokenIsReply: boolean }): Promise<boolean> {
+  private async readLimited(res: Response, id: number | undefined, onChunk: (chunk: Uint8Array) => boolean | void, opts: { bounded: boolean; brokenIsReply: boolean }): Promise<boolean> {
     const reader = res.body?.getReader();
     if (!reader) return true;
     let bytes = 0;
@@ -272,7 +315,10 @@ export class AuditHttpTransport implements AuditTransport {
           if (id !== undefined) this.onOversized?.(id, bytes);
           return false;
         }
-        onChunk(value);
+        if (onChunk(value) === false) {
+          await reader.cancel().catch(() => {});
+          return false;
+        }
       }
     } catch (err) {
       // An aborted or broken stream ends here; a request it left unanswered waits out its limit.
