@@ -85,9 +85,8 @@ export class Redactor {
     }
     if (typeof v !== 'object' || v === null) return v;
     if (Array.isArray(v)) return v.map((x) => this.walk(x, depth + 1));
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) out[this.text(k)] = OWN_KEYS.has(k) && typeof x === 'string' && OWN_VALUES.has(x) ? x : this.walk(x, depth + 1);
-    return out;
+    // Own properties, whatever the key: a tool named `__proto__` is a key, not a prototype.
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [this.text(k), OWN_KEYS.has(k) && typeof x === 'string' && OWN_VALUES.has(x) ? x : this.walk(x, depth + 1)]));
   }
 }
 

@@ -10,6 +10,11 @@ export function format(template: string, data: Record<string, string | number>):
   return template.replace(/\{(\w+)\}/g, (whole, key: string) => (key in data ? String(data[key]) : whole));
 }
 
+/** `s` with every lone surrogate (half of a pair cut apart) replaced by U+FFFD, as String#toWellFormed does. */
+export function wellFormed(s: string): string {
+  return s.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
+}
+
 /** Makes a finding; throws (a bug, caught per check) when `messageId` is not in `meta.messages`. */
 export function finding(
   meta: CheckMeta,
@@ -21,7 +26,9 @@ export function finding(
 ): Finding {
   const template = meta.messages[messageId];
   if (template === undefined) throw new Error(`check ${meta.id}: unknown message id ${messageId}`);
-  return { checkId: meta.id, messageId, level, data, message: format(template, data), evidence, ...extra };
+  // Server text cut to a length may end inside a surrogate pair: a lone half becomes U+FFFD.
+  const clean = Object.fromEntries(Object.entries(data).map(([k, v]) => [k, typeof v === 'string' ? wellFormed(v) : v]));
+  return { checkId: meta.id, messageId, level, data: clean, message: wellFormed(format(template, clean)), evidence, ...extra };
 }
 
 /**

@@ -113,8 +113,27 @@ export function loadSaved(path: string, flag: string): Report | MultiReport {
     const code = (err as NodeJS.ErrnoException).code;
     throw new UsageError(code ? `${flag} ${path}: cannot read it (${code})` : `${flag} ${path}: not JSON (${(err as Error).message})`);
   }
+  const depth = depthOf(raw);
+  if (depth > MAX_SAVED_DEPTH) throw new UsageError(`${flag} ${path}: nested more than ${MAX_SAVED_DEPTH} levels deep; no sealmark report is`);
   if (isMultiReport(raw)) return { ...raw, servers: raw.servers.map((s, i) => ({ name: s.name, report: parseSavedReport(s.report, `${flag} ${path} (servers[${i}])`) })) };
   return parseSavedReport(raw, `${flag} ${path}`);
+}
+
+/** Deepest nesting a saved report may have (a report's own data is far shallower; the redactor cuts at 200). */
+const MAX_SAVED_DEPTH = 1000;
+
+/** How deep `v` is nested (without recursion, so any depth is measured). */
+function depthOf(v: unknown): number {
+  let max = 0;
+  const stack: [unknown, number][] = [[v, 1]];
+  while (stack.length > 0) {
+    const [x, d] = stack.pop()!;
+    if (typeof x !== 'object' || x === null) continue;
+    if (d > max) max = d;
+    if (max > MAX_SAVED_DEPTH) return max;
+    for (const y of Object.values(x)) stack.push([y, d + 1]);
+  }
+  return max;
 }
 
 /**
@@ -140,6 +159,7 @@ export function loadSavedReport(path: string, flag: string): Report {
 
 /** Checks a parsed saved report (see {@link loadSavedReport}); `label` names it in the UsageError. */
 export function parseSavedReport(raw: unknown, label: string): Report {
+  if (depthOf(raw) > MAX_SAVED_DEPTH) throw new UsageError(`${label}: nested more than ${MAX_SAVED_DEPTH} levels deep; no sealmark report is`);
   const parsed = savedReport.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;

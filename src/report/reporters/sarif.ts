@@ -135,8 +135,9 @@ function locationOf(report: Report, f: ReportFinding): Record<string, unknown> {
     loc.physicalLocation = physical;
   }
   const logical: Record<string, unknown>[] = [];
-  if (f.tool !== undefined) logical.push({ name: f.tool, fullyQualifiedName: `tools/${f.tool}`, kind: 'function' });
-  for (const p of f.evidence.schemaPaths ?? []) logical.push({ fullyQualifiedName: p, kind: 'property' });
+  // Names a viewer shows: control characters and bidi overrides as escapes.
+  if (f.tool !== undefined) logical.push({ name: safeText(f.tool), fullyQualifiedName: `tools/${safeText(f.tool)}`, kind: 'function' });
+  for (const p of f.evidence.schemaPaths ?? []) logical.push({ fullyQualifiedName: safeText(p), kind: 'property' });
   if (logical.length > 0) loc.logicalLocations = logical;
   if (!file && logical.length === 0) loc.message = { text: 'the server as a whole' };
   return loc;
