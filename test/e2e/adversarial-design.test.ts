@@ -9,7 +9,6 @@
  * the tools; and `sealmark call` redacting the initialize error it prints on stderr.
  * Fixture settings reach the server only through the audit's `env` option.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +20,7 @@ import { parseConfig } from '../../src/config/schema.js';
 import type { Report } from '../../src/report/build.js';
 import { renderText } from '../../src/report/reporters/text.js';
 import { checkOf, findingsOf, fixture, root } from '../helpers/run.js';
+import { runCli, type CliRun } from '../helpers/cli.js';
 
 const TOKEN = 'hunter2-very-secret-value';
 const PIN = '83749201';
@@ -81,24 +81,6 @@ async function transcriptOf(label: Label): Promise<string> {
   return readFileSync(path, 'utf8');
 }
 
-const BIN = join(root, 'bin', 'sealmark.js');
-interface CliRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-/** Runs `node bin/sealmark.js …args` with extra environment and collects its output. */
-function cli(args: string[], env: Record<string, string>): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: root, env: { ...process.env, NO_COLOR: '1', ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 let callRuns: { short: Promise<CliRun>; long: Promise<CliRun> };
 
 beforeAll(() => {
@@ -106,8 +88,8 @@ beforeAll(() => {
   if (!existsSync(join(root, 'dist', 'cli.js'))) throw new Error('dist/ is missing: run `npm run build` (npm test builds first)');
   const callArgs = (extra: string[]) => ['call', ...extra, '--env', 'API_TOKEN', '--tool', 'x', '--args', '{}', '--', process.execPath, fixture('adversarial-design/init-error-secret.mjs')];
   callRuns = {
-    short: cli(callArgs(['--env', 'MODE=short']), { API_TOKEN: TOKEN }),
-    long: cli(callArgs([]), { API_TOKEN: TOKEN }),
+    short: runCli(callArgs(['--env', 'MODE=short']), { env: { API_TOKEN: TOKEN } }),
+    long: runCli(callArgs([]), { env: { API_TOKEN: TOKEN } }),
   };
   callRuns.short.catch(() => {});
   callRuns.long.catch(() => {});

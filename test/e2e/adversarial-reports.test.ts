@@ -26,10 +26,10 @@ import { dirname, join } from 'node:path';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { root } from '../helpers/run.js';
+import { BIN, collectOutput, runCli, type CliRun } from '../helpers/cli.js';
 import type { Report, ReportFinding } from '../../src/report/build.js';
 
 const require = createRequire(import.meta.url);
-const BIN = join(root, 'bin', 'sealmark.js');
 /** Fixture paths relative to the repository root (the runs' cwd). */
 const FIX = 'test/fixtures/servers/adversarial-reports';
 const HOSTILE = `${FIX}/hostile-text.mjs`;
@@ -44,28 +44,8 @@ const SLOW = 180_000;
 const RAW_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 const BIDI = /[\u202a-\u202e\u2066-\u2069]/;
 
-interface Run {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-function collect(child: ReturnType<typeof spawn>): Promise<Run> {
-  return new Promise((resolvePromise, reject) => {
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolvePromise({ code, signal, stdout, stderr }));
-  });
-}
-
-/** Runs `node bin/sealmark.js …args` from `cwd` (default: the repository root), stdout and stderr piped. */
-function run(args: string[], opts: { cwd?: string } = {}): Promise<Run> {
-  return collect(spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd ?? root, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] }));
-}
+/** Runs `node bin/sealmark.js …args` from `cwd` (default: the repository root), stdin /dev/null, stdout and stderr piped. */
+const run = (args: string[], opts: { cwd?: string } = {}): Promise<CliRun> => runCli(args, { ...opts, stdin: 'ignore' });
 
 const sh = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 const readJson = <T = unknown>(path: string): T => JSON.parse(readFileSync(path, 'utf8')) as T;
@@ -173,7 +153,7 @@ function displayWidth(s: string): number {
 // hostile-text.mjs: one audit writing every format.
 
 describe('hostile-text.mjs: server text in every report format', () => {
-  let audited: Run;
+  let audited: CliRun;
   let report: Report;
   let sarif: SarifLog;
   const PROTO_NAMES = ['__proto__', 'constructor', 'toString'];
@@ -510,7 +490,7 @@ describe('hangs-forever.mjs: the progress line on a narrow terminal', () => {
    * `exec`s node, so that pid is sealmark's. With `interruptAfter`, SIGINT goes to sealmark once a
    * drawn frame contains that text.
    */
-  function ptyAudit(output: string, interruptAfter?: string): Promise<Run & { interrupted: boolean }> {
+  function ptyAudit(output: string, interruptAfter?: string): Promise<CliRun & { interrupted: boolean }> {
     const cmd = `stty cols 40; echo PID=$$; exec ${sh(process.execPath)} ${sh(BIN)} audit --timeout-probe 1 --only robust-input --format json --output ${sh(output)} -- node ${sh(HANGS)}`;
     const child = spawn('script', ['-qefc', cmd, '/dev/null'], { cwd: root, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
     let interrupted = false;
@@ -525,7 +505,7 @@ describe('hangs-forever.mjs: the progress line on a narrow terminal', () => {
         }
       });
     }
-    return collect(child).then((r) => ({ ...r, interrupted }));
+    return collectOutput(child).then((r) => ({ ...r, interrupted }));
   }
 
   /** The frames drawn: the pty output after the PID line, split at CR, each without its leading clear. */

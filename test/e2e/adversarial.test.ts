@@ -7,12 +7,13 @@
  * that says what happened, fast (no wait for a hang limit that does not apply), no crash, nothing
  * left running.
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it, vi } from 'vitest';
 import { LIMITS_PROBES, auditFixture, checkOf, findingsOf, fixture, graded, root } from '../helpers/run.js';
+import { runCli } from '../helpers/cli.js';
 import type { Report, ReportCall } from '../../src/report/build.js';
 import { renderText } from '../../src/report/reporters/text.js';
 
@@ -309,20 +310,8 @@ describe('schemas that break naive auditors', () => {
   });
 
   it('odd-formats.mjs through the CLI: exit 0 (tool-schemas is a warning), stderr empty (no Ajv warning)', async () => {
-    const bin = join(root, 'bin', 'sealmark.js');
     if (!existsSync(join(root, 'dist', 'cli.js'))) throw new Error('dist/ is missing: run `npx tsc -p .` first');
-    const res = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, [bin, 'audit', '--', process.execPath, fixture('adversarial/odd-formats.mjs')], {
-        cwd: root,
-        env: { ...process.env, NO_COLOR: '1' },
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-      child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-    });
+    const res = await runCli(['audit', '--', process.execPath, fixture('adversarial/odd-formats.mjs')]);
     expect(res.stderr).toBe('');
     expect(res.code).toBe(0);
     expect(res.stdout).toContain('input-schema-compile');

@@ -2,15 +2,14 @@
  * The CLI with awkward input: unwritable paths, a YAML alias bomb, a reader that goes away, secrets
  * in --env, and replay lines that carry what the server needed. Real binary, real servers.
  */
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { fixture, root } from '../helpers/run.js';
+import { fixture } from '../helpers/run.js';
+import { BIN, runCli, type CliRun } from '../helpers/cli.js';
 import type { Report } from '../../src/report/build.js';
 
-const BIN = join(root, 'bin', 'sealmark.js');
 const dirs: string[] = [];
 const temp = () => {
   const d = mkdtempSync(join(tmpdir(), 'sealmark-inputs-'));
@@ -19,16 +18,8 @@ const temp = () => {
 };
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
-function sh(line: string, env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn('sh', ['-c', line], { cwd: root, env: { ...process.env, NO_COLOR: '1', ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+/** Runs a shell line from the repository root (a leading `sealmark ` is this checkout's binary). */
+const sh = (line: string, env: Record<string, string> = {}): Promise<CliRun> => runCli([], { shell: line, env });
 const node = JSON.stringify(process.execPath);
 const sm = `${node} ${JSON.stringify(BIN)}`;
 
@@ -91,7 +82,7 @@ describe('replay lines carry what the server needed', () => {
     const f = report.checks.flatMap((c) => c.findings).find((x) => x.replay);
     expect(f?.replay).toMatch(/^sealmark call --env MODE --tool echo --args /);
     expect(f?.replay).not.toContain('lenient');
-    const replayed = await sh(f!.replay!.replace(/^sealmark /, `${sm} `), { MODE: 'lenient' });
+    const replayed = await sh(f!.replay!, { MODE: 'lenient' });
     expect(replayed.code).toBe(0);
     expect(replayed.stdout).toMatch(/^class {4}accepted$/m);
   });
@@ -111,7 +102,7 @@ describe('replay lines carry what the server needed', () => {
     const report = JSON.parse(r.stdout) as Report;
     const f = report.checks.flatMap((c) => c.findings).find((x) => x.replay)!;
     expect(f.replay).toContain(`--config ${cfg}`);
-    const replayed = await sh(f.replay!.replace(/^sealmark /, `${sm} `));
+    const replayed = await sh(f.replay!);
     expect(replayed.stdout).toMatch(/^class {4}accepted$/m);
   });
 });

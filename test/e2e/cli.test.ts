@@ -3,36 +3,13 @@
  * demo, config errors, explain / list-checks, `call`, transcripts, and replay lines that really
  * reproduce their findings. Needs a built dist/ (`npm test` builds before vitest).
  */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixture, root } from '../helpers/run.js';
+import { cliLine, runCli, type CliRun } from '../helpers/cli.js';
 import type { Report } from '../../src/report/build.js';
-
-const BIN = join(root, 'bin', 'sealmark.js');
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `node bin/sealmark.js …args` (or a shell line) and collects its output. */
-function run(args: string[], opts: { cwd?: string; shell?: string } = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = opts.shell
-      ? spawn('sh', ['-c', opts.shell], { cwd: opts.cwd ?? root, env: { ...process.env, NO_COLOR: '1' } })
-      : spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd ?? root, env: { ...process.env, NO_COLOR: '1' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 const tmpDirs: string[] = [];
 function tempDir(): string {
@@ -42,7 +19,7 @@ function tempDir(): string {
 }
 
 /** The independent runs, started together once (each CLI start costs about a second of CPU). */
-let runs: Record<string, Promise<Run>>;
+let runs: Record<string, Promise<CliRun>>;
 const configDirs: Record<string, string> = {};
 let transcriptFile: string;
 
@@ -53,18 +30,18 @@ beforeAll(() => {
   configDirs.unknown = tempDir();
   writeFileSync(join(configDirs.unknown, 'sealmark.config.json'), '{"timeout_probe_secs": 5}');
   runs = {
-    text: run(['audit', '--demo']),
-    json: run(['audit', '--demo', '--format', 'json']),
-    failUnder: run(['audit', '--demo', '--fail-under', 'A']),
-    missing: run(['audit', '--', '/nonexistent/sealmark-no-such-server']),
-    exitsJson: run(['audit', '--format', 'json', '--', process.execPath, fixture('exits-during-init.mjs')]),
-    configBoolean: run(['audit', '--demo'], { cwd: configDirs.boolean }),
-    configUnknown: run(['audit', '--demo'], { cwd: configDirs.unknown }),
-    noCommand: run(['audit']),
-    explain: run(['explain', 'robust-input']),
-    listChecks: run(['list-checks']),
-    call: run(['call', '--tool', 'get_note', '--args', '{}', '--', 'node', 'demo/server.mjs']),
-    transcript: run(['audit', '--demo', '--transcript', (transcriptFile = join(tempDir(), 't.jsonl'))]),
+    text: runCli(['audit', '--demo']),
+    json: runCli(['audit', '--demo', '--format', 'json']),
+    failUnder: runCli(['audit', '--demo', '--fail-under', 'A']),
+    missing: runCli(['audit', '--', '/nonexistent/sealmark-no-such-server']),
+    exitsJson: runCli(['audit', '--format', 'json', '--', process.execPath, fixture('exits-during-init.mjs')]),
+    configBoolean: runCli(['audit', '--demo'], { cwd: configDirs.boolean }),
+    configUnknown: runCli(['audit', '--demo'], { cwd: configDirs.unknown }),
+    noCommand: runCli(['audit']),
+    explain: runCli(['explain', 'robust-input']),
+    listChecks: runCli(['list-checks']),
+    call: runCli(['call', '--tool', 'get_note', '--args', '{}', '--', 'node', 'demo/server.mjs']),
+    transcript: runCli(['audit', '--demo', '--transcript', (transcriptFile = join(tempDir(), 't.jsonl'))]),
   };
 });
 
@@ -73,8 +50,8 @@ afterAll(() => {
 });
 
 describe('sealmark audit --demo', () => {
-  let text: Run;
-  let json: Run;
+  let text: CliRun;
+  let json: CliRun;
   let report: Report;
   beforeAll(async () => {
     [text, json] = await Promise.all([runs.text!, runs.json!]);
@@ -121,8 +98,8 @@ describe('sealmark audit --demo', () => {
       expect(f.replay, messageId).toMatch(/^sealmark call --tool \S+ --args '[^']*' -- node \S+\/demo\/server\.mjs$/);
       const call = report.calls.find((c) => c.seq === f.evidence.calls![0])!;
       expect(f.replay).toContain(`--args '${JSON.stringify((JSON.parse(call.request) as { params: { arguments: unknown } }).params.arguments)}'`);
-      const line = f.replay!.replace(/^sealmark /, `${process.execPath} ${BIN} `);
-      const r = await run([], { shell: line });
+      const line = cliLine(f.replay!);
+      const r = await runCli([], { shell: line });
       expect(r.code, `${line}\n${r.stderr}`).toBe(0);
       expect(r.stdout).toMatch(new RegExp(`^class {4}${call.class}$`, 'm'));
       const sent = /^sent {5}(.*)$/m.exec(r.stdout)?.[1];
@@ -142,7 +119,7 @@ describe('sealmark audit --demo', () => {
     // Three notes to start with, plus those add_note saved while being probed: more than one.
     expect(f!.data.zero as number).toBeGreaterThan(3);
     expect(f!.replay).toMatch(/^sealmark call --tool list_recent --args '\{"count":0\}' -- node \S+\/demo\/server\.mjs$/);
-    const r = await run([], { shell: f!.replay!.replace(/^sealmark /, `${process.execPath} ${BIN} `) });
+    const r = await runCli([], { shell: f!.replay! });
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^class {4}accepted$/m);
     // A fresh demo holds three notes: count 0 lists all three.
@@ -153,25 +130,25 @@ describe('sealmark audit --demo', () => {
 describe('raw JSON replays (bounded-limits, case C5)', () => {
   it('an audit finds NaN admitted, and `call --raw-args` puts the same bytes on the wire', async () => {
     const server = ['python3', fixture('limits/c5_wait_nan.py')];
-    const audited = await run(['audit', '--format', 'json', '--only', 'bounded-limits', '--', ...server]);
+    const audited = await runCli(['audit', '--format', 'json', '--only', 'bounded-limits', '--', ...server]);
     const rep = JSON.parse(audited.stdout) as Report;
     const [f] = rep.checks.find((c) => c.id === 'bounded-limits')!.findings.filter((x) => x.messageId === 'admitted');
     expect(f!.data.values).toBe('NaN');
     expect(f!.replay).toBe(`sealmark call --tool wait --raw-args '{"seconds":NaN}' -- python3 ${fixture('limits/c5_wait_nan.py')}`);
     const call = rep.calls.find((c) => c.seq === f!.evidence.calls![0])!;
-    const r = await run([], { shell: f!.replay!.replace(/^sealmark /, `${process.execPath} ${BIN} `) });
+    const r = await runCli([], { shell: f!.replay! });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^class {4}accepted$/m);
     const sent = /^sent {5}(.*)$/m.exec(r.stdout)?.[1];
     expect(sent?.replace(/"id":\d+/, '"id":0')).toBe(call.request.replace(/"id":\d+/, '"id":0'));
     expect(r.stdout).toContain('waited nan seconds');
     // The repaired server answers the same bytes with a parse error.
-    const strict = await run([], { shell: `${process.execPath} ${BIN} call --tool wait --raw-args '{"seconds":NaN}' -- python3 ${fixture('limits/c5_wait_strict.py')}` });
+    const strict = await runCli([], { shell: `sealmark call --tool wait --raw-args '{"seconds":NaN}' -- python3 ${fixture('limits/c5_wait_strict.py')}` });
     expect(strict.stdout).toContain('"error":{"code":-32700');
   });
 
   it('--args and --raw-args together are a usage error', async () => {
-    const r = await run(['call', '--tool', 'wait', '--args', '{}', '--raw-args', '{}', '--', 'python3', fixture('limits/c5_wait_nan.py')]);
+    const r = await runCli(['call', '--tool', 'wait', '--args', '{}', '--raw-args', '{}', '--', 'python3', fixture('limits/c5_wait_nan.py')]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('give --args or --raw-args, not both');
   });
@@ -285,7 +262,7 @@ describe('a published server through npx', () => {
   it('audit --format json -- npx -y @modelcontextprotocol/server-everything: a report that names the negotiated version', async () => {
     // npx finds the pinned devDependency in this repository's node_modules; offline keeps it from
     // asking the registry (tests send nothing beyond loopback).
-    const r = await run(['audit', '--format', 'json', '--timeout-probe', '3', '--env', 'npm_config_offline=true', '--', 'npx', '-y', '@modelcontextprotocol/server-everything']);
+    const r = await runCli(['audit', '--format', 'json', '--timeout-probe', '3', '--env', 'npm_config_offline=true', '--', 'npx', '-y', '@modelcontextprotocol/server-everything']);
     expect(r.stderr).toBe('');
     const report = JSON.parse(r.stdout) as Report;
     expect(report.status).toBe('audited');

@@ -16,7 +16,6 @@
  * 6. `sealmark report` on the saved multi JSON: re-render, `--fail-under`, `--baseline`.
  * 7. `--transcript run.jsonl` with two servers writes `run.<name>.jsonl` per server.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -26,11 +25,11 @@ import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixture, root } from '../helpers/run.js';
 import { startHttpFixture, type HttpFixture } from '../helpers/http.js';
+import { runCli, type CliRun } from '../helpers/cli.js';
 import type { Report, ReportFinding } from '../../src/report/build.js';
 import type { MultiReport } from '../../src/report/multi.js';
 
 const require = createRequire(import.meta.url);
-const BIN = join(root, 'bin', 'sealmark.js');
 const DEMO = join(root, 'demo', 'server.mjs');
 /** Audits start several servers each; generous for a loaded two-core machine. */
 const SLOW = 180_000;
@@ -39,31 +38,12 @@ const SLOW = 180_000;
 const API_KEY = `sk-live-${randomBytes(12).toString('hex')}`;
 const TOKEN = `tok-${randomBytes(12).toString('hex')}`;
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** The environment of every CLI run: FIXTURE_TOKEN set (for `${env:FIXTURE_TOKEN}`), NOPE_VAR unset. */
-function cliEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', FIXTURE_TOKEN: TOKEN };
-  delete env.NOPE_VAR;
-  return env;
-}
+const CLI_ENV = { FIXTURE_TOKEN: TOKEN, NOPE_VAR: undefined };
 
 /** Runs `node bin/sealmark.js …args` (or a shell line) in `cwd` and collects its output. */
-function run(args: string[], opts: { cwd: string; shell?: string; env?: Record<string, string> }): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const env = { ...cliEnv(), ...opts.env };
-    const child = opts.shell ? spawn('sh', ['-c', opts.shell], { cwd: opts.cwd, env }) : spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd, env });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+function run(args: string[], opts: { cwd: string; shell?: string; env?: Record<string, string> }): Promise<CliRun> {
+  return runCli(args, { ...opts, env: { ...CLI_ENV, ...opts.env } });
 }
 
 const readJson = <T = unknown>(path: string): T => JSON.parse(readFileSync(path, 'utf8')) as T;
@@ -73,8 +53,6 @@ const byName = (m: MultiReport, name: string): Report => {
   if (!s) throw new Error(`no server ${name} in ${m.servers.map((x) => x.name).join(', ')}`);
   return s.report;
 };
-/** `sealmark call …` of a replay line, as a shell line running this checkout's binary. */
-const replayShell = (line: string) => line.replace(/^sealmark /, `${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} `);
 
 let tmp: string;
 let bearer: HttpFixture;
@@ -95,7 +73,7 @@ const VSCODE_REL = 'ws/.vscode/mcp.json';
 let pairDir: string;
 const PAIR_NAMES = ['remote', 'key echo'];
 
-let runs: { claude: Promise<Run>; vscode: Promise<Run>; pair: Promise<Run> };
+let runs: { claude: Promise<CliRun>; vscode: Promise<CliRun>; pair: Promise<CliRun> };
 
 beforeAll(async () => {
   if (!existsSync(join(root, 'dist', 'cli.js'))) throw new Error('dist/ is missing: run `npm run build` (npm test builds first)');
@@ -183,7 +161,7 @@ afterAll(async () => {
 // 1. The Claude Desktop file.
 
 describe('a Claude Desktop file: demo, an env secret, a missing command, a URL with a ${env:} header', () => {
-  let r: Run;
+  let r: CliRun;
   let m: MultiReport;
   beforeAll(async () => {
     r = await runs.claude;
@@ -284,7 +262,7 @@ describe('a Claude Desktop file: demo, an env secret, a missing command, a URL w
 // 2. VS Code's .vscode/mcp.json.
 
 describe('a VS Code .vscode/mcp.json: JSONC, type stdio/http, variables, ${input:…}, disabled', () => {
-  let r: Run;
+  let r: CliRun;
   let m: MultiReport;
   beforeAll(async () => {
     r = await runs.vscode;
@@ -524,7 +502,7 @@ describe('replay lines of a client-config run', () => {
     const q = (s: string) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `'${s}'`);
     expect(f!.replay).toMatch(new RegExp(`^sealmark call --client-config ${q(CLAUDE_REL).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} --server ${q(server)} --tool ${tool} --args '[^']*'$`));
     const call = report.calls.find((c) => c.seq === f!.evidence.calls![0])!;
-    const r = await run([], { cwd: claudeDir, shell: replayShell(f!.replay!) });
+    const r = await run([], { cwd: claudeDir, shell: f!.replay! });
     expect(r.code, `${f!.replay}\n${r.stderr}`).toBe(0);
     const sent = /^sent {5}(.*)$/m.exec(r.stdout)?.[1];
     expect(sent?.replace(/"id":\d+/, '"id":0')).toBe(call.request.replace(/"id":\d+/, '"id":0'));
@@ -568,7 +546,7 @@ describe('replay lines of a client-config run', () => {
 
 describe('sealmark report <multi.json>', () => {
   let m: MultiReport;
-  let claudeText: Run;
+  let claudeText: CliRun;
   let pair: MultiReport;
   beforeAll(async () => {
     claudeText = await runs.claude;
@@ -635,7 +613,7 @@ describe('sealmark report <multi.json>', () => {
 // 7. Transcripts.
 
 describe('--transcript run.jsonl with two servers', () => {
-  let r: Run;
+  let r: CliRun;
   beforeAll(async () => {
     r = await runs.pair;
   }, SLOW);
@@ -699,7 +677,7 @@ describe('an entry with a relative command and a cwd', () => {
 describe('what variables and files put into an entry', () => {
   let dir: string;
   let m: MultiReport;
-  let r: Run;
+  let r: CliRun;
   const SECRET = `k-${randomBytes(10).toString('hex')}`;
   beforeAll(async () => {
     dir = join(tmp, 'vars');
@@ -752,7 +730,7 @@ describe('what variables and files put into an entry', () => {
     expect(rep.status).toBe('audited');
     const f = rep.checks.flatMap((c) => c.findings).find((x) => x.replay);
     expect(f?.replay).toMatch(/^sealmark call --client-config needs\.json --server needs --env MODE --tool /);
-    const replayed = await run([], { cwd: dir, shell: replayShell(f!.replay!), env: { MODE: 'lenient' } });
+    const replayed = await run([], { cwd: dir, shell: f!.replay!, env: { MODE: 'lenient' } });
     expect(replayed.code, replayed.stderr).toBe(0);
   }, SLOW);
 });

@@ -8,7 +8,6 @@
  * Without /usr/bin/chromium the suite is skipped, unless SEALMARK_REQUIRE_BROWSER=1 (CI), where
  * it fails.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +15,7 @@ import { pathToFileURL } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { root } from '../helpers/run.js';
+import { runCli } from '../helpers/cli.js';
 import type { Report } from '../../src/report/build.js';
 import { renderHtml } from '../../src/report/reporters/html.js';
 
@@ -23,22 +23,10 @@ const CHROMIUM = '/usr/bin/chromium';
 const HAVE_BROWSER = existsSync(CHROMIUM);
 const REQUIRE_BROWSER = process.env.SEALMARK_REQUIRE_BROWSER === '1';
 const OUT = join(root, 'test-output');
-const BIN = join(root, 'bin', 'sealmark.js');
 
 const TITLE = HAVE_BROWSER
   ? 'html report in a real browser'
   : `html report in a real browser (no ${CHROMIUM}: skipped, or failed with SEALMARK_REQUIRE_BROWSER=1)`;
-
-/** Runs `node bin/sealmark.js …args`; resolves with the exit code and stderr. */
-function run(args: string[]): Promise<{ code: number | null; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: root, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stderr }));
-  });
-}
 
 interface Loaded {
   page: Page;
@@ -60,7 +48,7 @@ describe.skipIf(!HAVE_BROWSER && !REQUIRE_BROWSER)(TITLE, () => {
     tmp = mkdtempSync(join(tmpdir(), 'sealmark-html-test-'));
     mkdirSync(OUT, { recursive: true });
     const [audit, launched] = await Promise.all([
-      run(['audit', '--demo', '--format', 'json', '--output', join(tmp, 'r.json')]),
+      runCli(['audit', '--demo', '--format', 'json', '--output', join(tmp, 'r.json')], { stdin: 'ignore' }),
       chromium.launch({
         executablePath: CHROMIUM,
         args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],

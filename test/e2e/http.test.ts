@@ -16,7 +16,6 @@
  * 5. failures: a closed port, TLS to a plain HTTP server, a server that dies mid-audit;
  * 6. a raw (not-JSON) probe over HTTP and its replay.
  */
-import { spawn } from 'node:child_process';
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -25,10 +24,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { root } from '../helpers/run.js';
 import { startHttpFixture, type HttpFixture } from '../helpers/http.js';
+import { runCli, type CliRun } from '../helpers/cli.js';
 import { replayLine } from '../../src/replay.js';
 import type { Report, ReportCall, ReportCheck } from '../../src/report/build.js';
 
-const BIN = join(root, 'bin', 'sealmark.js');
 /** Two cores shared by a dozen audits: generous. */
 const SLOW = 240_000;
 /** The stdio baseline, as a path relative to the repository root (the runs' cwd). */
@@ -59,30 +58,9 @@ const TOOL_CHECKS = [
   'two-step-writes',
 ] as const;
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `node bin/sealmark.js …args` (or a shell line) in the repository root and collects its output. */
-function run(args: string[], opts: { shell?: string; env?: Record<string, string | undefined> } = {}): Promise<Run> {
-  return limited(
-    () =>
-      new Promise<Run>((resolve, reject) => {
-        const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', ...opts.env };
-        for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
-        const child = opts.shell
-          ? spawn('sh', ['-c', opts.shell], { cwd: root, env })
-          : spawn(process.execPath, [BIN, ...args], { cwd: root, env });
-        let stdout = '';
-        let stderr = '';
-        child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-        child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-        child.on('error', reject);
-        child.on('close', (code) => resolve({ code, stdout, stderr }));
-      }),
-  );
+/** `runCli`, at most two at once (see {@link limited}), in the repository root. */
+function run(args: string[], opts: { shell?: string; env?: Record<string, string | undefined> } = {}): Promise<CliRun> {
+  return limited(() => runCli(args, opts));
 }
 
 /** At most two sealmark processes at once (two cores; a starved server would look like a hang). */
@@ -108,7 +86,7 @@ function tempDir(): string {
 
 /** An audit run with its JSON report (and transcript / SARIF when asked for). */
 interface Audited {
-  run: Run;
+  run: CliRun;
   report: Report;
   /** The raw text of the JSON report file. */
   json: string;
@@ -181,9 +159,9 @@ function transcriptLines(text: string): { dir: 'send' | 'recv'; ms: number; mess
 }
 
 /** A replay line run through the shell with the real binary in place of `sealmark`. */
-function runReplay(line: string, env?: Record<string, string | undefined>): Promise<Run> {
+function runReplay(line: string, env?: Record<string, string | undefined>): Promise<CliRun> {
   expect(line).toMatch(/^sealmark call /);
-  return run([], { shell: line.replace(/^sealmark /, `${process.execPath} ${BIN} `), env });
+  return run([], { shell: line, env });
 }
 
 /** One HTTP request a {@link RecordingProxy} passed on, and the status it got. */

@@ -12,7 +12,6 @@
  *
  * Needs a built dist/ (`npm test` builds before vitest), python3, and the sandbox.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,11 +19,11 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixture, root } from '../helpers/run.js';
+import { runCli, type CliRun } from '../helpers/cli.js';
 import { shellQuote } from '../../src/replay.js';
 import type { Report, ReportCall } from '../../src/report/build.js';
 import type { Finding } from '../../src/types.js';
 
-const BIN = join(root, 'bin', 'sealmark.js');
 const NODE = process.execPath;
 
 /**
@@ -33,26 +32,11 @@ const NODE = process.execPath;
  */
 const SECRET_NAME = 'SEALMARK_REPLAY_SECRET';
 const SECRET_VALUE = `rp-${randomBytes(12).toString('hex')}`;
-const ENV = { ...process.env, NO_COLOR: '1', [SECRET_NAME]: SECRET_VALUE };
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+/** The environment of every run (on top of this process's and NO_COLOR). */
+const ENV = { [SECRET_NAME]: SECRET_VALUE };
 
 /** Runs `node bin/sealmark.js …args`, or a shell line, from the repository root. */
-function run(args: string[], opts: { shell?: string } = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = opts.shell ? spawn('sh', ['-c', opts.shell], { cwd: root, env: ENV }) : spawn(NODE, [BIN, ...args], { cwd: root, env: ENV });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const run = (args: string[], opts: { shell?: string } = {}): Promise<CliRun> => runCli(args, { ...opts, env: ENV });
 
 const dir = mkdtempSync(join(tmpdir(), 'sealmark-replay-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -207,7 +191,7 @@ const CASES: Case[] = [
   },
 ];
 
-interface Replayed extends Run {
+interface Replayed extends CliRun {
   line: string;
   sent: string | undefined;
   cls: string | undefined;
@@ -229,7 +213,7 @@ const withoutId = (request: string | undefined) => request?.replace(/^\{"jsonrpc
 const sameWrite = (detail: string) => detail.replace(/^(created|changed) (?=\S)/, 'wrote ');
 
 async function replay(line: string): Promise<Replayed> {
-  const r = await run([], { shell: line.replace(/^sealmark /, `${shellQuote(NODE)} ${shellQuote(BIN)} `) });
+  const r = await run([], { shell: line });
   const field = (name: string) => new RegExp(`^${name} +(.*)$`, 'm').exec(r.stdout)?.[1];
   const replyText = field('reply');
   let reply: unknown;

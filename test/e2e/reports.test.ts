@@ -18,6 +18,7 @@ import { pathToFileURL } from 'node:url';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { root } from '../helpers/run.js';
+import { BIN, collectOutput, runCli, type CliRun } from '../helpers/cli.js';
 import { sarifText } from '../../src/report/reporters/sarif.js';
 import { checkById, checks as allChecks } from '../../src/checks/index.js';
 import { renderCheckDoc } from '../../src/docs.js';
@@ -27,7 +28,6 @@ import { fingerprintHash } from '../../src/report/fingerprint.js';
 import { FINGERPRINT_KEY } from '../../src/report/reporters/sarif.js';
 
 const require = createRequire(import.meta.url);
-const BIN = join(root, 'bin', 'sealmark.js');
 const DEMO = join(root, 'demo', 'server.mjs');
 /** The fixture of the baseline tests, as a path relative to the repository root (the runs' cwd). */
 const FAULTS_FIXTURE = 'test/fixtures/servers/reports/switchable-faults.mjs';
@@ -35,31 +35,9 @@ const C14_FIXTURE = 'test/fixtures/servers/c14-internal-error.mjs';
 /** Generous: two cores shared with other test runs. */
 const SLOW = 180_000;
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `node bin/sealmark.js …args` from `cwd` (default: the repository root), stdout and stderr piped. */
-function run(args: string[], opts: { cwd?: string } = {}): Promise<Run> {
-  return collect(spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd ?? root, env: { ...process.env, NO_COLOR: '1' } }));
-}
-
 /** Runs a shell command line under a pseudo-terminal: `script -qefc <line> /dev/null` (stdout and stderr both go to the pty). */
-function runPty(line: string): Promise<Run> {
-  return collect(spawn('script', ['-qefc', line, '/dev/null'], { cwd: root, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] }));
-}
-
-function collect(child: ReturnType<typeof spawn>): Promise<Run> {
-  return new Promise((resolvePromise, reject) => {
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolvePromise({ code, stdout, stderr }));
-  });
+function runPty(line: string): Promise<CliRun> {
+  return collectOutput(spawn('script', ['-qefc', line, '/dev/null'], { cwd: root, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] }));
 }
 
 const sh = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
@@ -102,7 +80,7 @@ async function multitoolValidate(file: string): Promise<{ code: number | null; e
     throw new Error(`${tool} is not executable: run \`npm rebuild @microsoft/sarif-multitool-linux\` once (its postinstall sets the bit)`);
   }
   const out = join(tmp, `multitool-${Math.random().toString(36).slice(2)}.sarif`);
-  const r = await collect(spawn(tool, ['validate', file, '--output', out], { env: { ...process.env, DOTNET_CLI_TELEMETRY_OPTOUT: '1' } }));
+  const r = await collectOutput(spawn(tool, ['validate', file, '--output', out], { env: { ...process.env, DOTNET_CLI_TELEMETRY_OPTOUT: '1' } }));
   const output = r.stdout + r.stderr;
   const lines = output.split('\n');
   return {
@@ -177,14 +155,14 @@ function parseJunit(xml: string): JUnit {
 // 1. One demo run, all five formats.
 
 describe('audit --demo writing five formats in one run', () => {
-  let demo: Run;
+  let demo: CliRun;
   let report: Report;
   const out = (name: string) => join(tmp, 'demo', name);
 
   beforeAll(async () => {
     rmSync(join(tmp, 'demo'), { recursive: true, force: true });
     mkdirSync(join(tmp, 'demo'));
-    demo = await run([
+    demo = await runCli([
       'audit', '--demo',
       '--format', 'json', '--output', out('r.json'),
       '--format', 'sarif', '--output', out('r.sarif'),
@@ -294,7 +272,7 @@ describe('audit --demo writing five formats in one run', () => {
       const edited = readJson<Report>(out('r.json'));
       edited.target.cwd = join(tmp, 'elsewhere');
       writeFileSync(out('elsewhere.json'), JSON.stringify(edited));
-      const r = await run(['report', out('elsewhere.json'), '--format', 'sarif', '--output', out('elsewhere.sarif')]);
+      const r = await runCli(['report', out('elsewhere.json'), '--format', 'sarif', '--output', out('elsewhere.sarif')]);
       expect([0, 1], r.stderr).toContain(r.code);
       const log = readJson<SarifLog>(out('elsewhere.sarif'));
       const located = log.runs[0]!.results.filter((x) => x.locations[0]?.physicalLocation);
@@ -382,7 +360,7 @@ describe('audit --demo writing five formats in one run', () => {
         }
       }
       writeFileSync(out('edited.json'), JSON.stringify(edited));
-      const r = await run(['report', out('edited.json'), '--format', 'junit', '--output', out('e.xml')]);
+      const r = await runCli(['report', out('edited.json'), '--format', 'junit', '--output', out('e.xml')]);
       expect([0, 1], r.stderr).toContain(r.code);
       const text = readFileSync(out('e.xml'), 'utf8');
       expect(XMLValidator.validate(text)).toBe(true);
@@ -398,8 +376,8 @@ describe('audit --demo writing five formats in one run', () => {
   describe('sealmark report <saved.json>', () => {
     it('re-renders the JSON report to a deep-equal object, and the SARIF to the same log the audit wrote', async () => {
       const [asJson, asSarif] = await Promise.all([
-        run(['report', out('r.json'), '--format', 'json']),
-        run(['report', out('r.json'), '--format', 'sarif', '--output', out('again.sarif')]),
+        runCli(['report', out('r.json'), '--format', 'json']),
+        runCli(['report', out('r.json'), '--format', 'sarif', '--output', out('again.sarif')]),
       ]);
       expect(asJson.stderr).toBe('');
       expect(JSON.parse(asJson.stdout)).toEqual(readJson(out('r.json')));
@@ -417,10 +395,10 @@ describe('audit --demo writing five formats in one run', () => {
       expect(letter).not.toBe('A');
       expect(percent).toBeLessThan(100);
       const [atLetter, aboveLetter, atPercent, abovePercent] = await Promise.all([
-        run(['report', out('r.json'), '--format', 'json', '--fail-under', letter]),
-        run(['report', out('r.json'), '--format', 'json', '--fail-under', 'A']),
-        run(['report', out('r.json'), '--format', 'json', '--fail-under', String(Math.floor(percent))]),
-        run(['report', out('r.json'), '--format', 'json', '--fail-under', `${Math.floor(percent) + 1}%`]),
+        runCli(['report', out('r.json'), '--format', 'json', '--fail-under', letter]),
+        runCli(['report', out('r.json'), '--format', 'json', '--fail-under', 'A']),
+        runCli(['report', out('r.json'), '--format', 'json', '--fail-under', String(Math.floor(percent))]),
+        runCli(['report', out('r.json'), '--format', 'json', '--fail-under', `${Math.floor(percent) + 1}%`]),
       ]);
       expect(atLetter.code, atLetter.stderr).toBe(0);
       expect(aboveLetter.code, aboveLetter.stderr).toBe(1);
@@ -436,11 +414,11 @@ describe('audit --demo writing five formats in one run', () => {
       v2.schemaVersion = 2;
       writeFileSync(out('v2.json'), JSON.stringify(v2));
       const [a, b, c, d, e] = await Promise.all([
-        run(['report', missing]),
-        run(['report', out('not.json')]),
-        run(['report', out('bare.json')]),
-        run(['report', out('v2.json')]),
-        run(['report', out('r.json'), '--baseline', missing]),
+        runCli(['report', missing]),
+        runCli(['report', out('not.json')]),
+        runCli(['report', out('bare.json')]),
+        runCli(['report', out('v2.json')]),
+        runCli(['report', out('r.json'), '--baseline', missing]),
       ]);
       for (const r of [a, b, c, d, e]) {
         expect(r.code, r.stderr).toBe(2);
@@ -479,7 +457,7 @@ describe('audit --demo writing five formats in one run', () => {
         const file = out(`edited-${name.replace(/\W+/g, '-')}.json`);
         writeFileSync(file, JSON.stringify(r));
         for (const format of ['text', 'sarif', 'junit', 'html']) {
-          const res = await run(['report', file, '--format', format]);
+          const res = await runCli(['report', file, '--format', format]);
           expect(res.code, `${name} as ${format}: ${res.stderr}`).toBe(2);
           expect(res.stderr, name).toMatch(field);
           expect(res.stderr, name).not.toContain('internal error');
@@ -491,9 +469,9 @@ describe('audit --demo writing five formats in one run', () => {
       const r = readJson<Report>(out('r.json'));
       for (const c of r.checks) for (const f of c.findings) delete (f as Partial<typeof f>).fingerprint;
       writeFileSync(out('old.json'), JSON.stringify(r));
-      const res = await run(['report', out('old.json'), '--format', 'sarif']);
+      const res = await runCli(['report', out('old.json'), '--format', 'sarif']);
       expect(res.code, res.stderr).not.toBe(2);
-      const again = await run(['report', out('r.json'), '--format', 'sarif']);
+      const again = await runCli(['report', out('r.json'), '--format', 'sarif']);
       expect(JSON.parse(res.stdout)).toEqual(JSON.parse(again.stdout));
     }, SLOW);
   });
@@ -504,10 +482,10 @@ describe('audit --demo writing five formats in one run', () => {
 // root with a relative server path and a lone `--output r.sarif`.
 
 describe('audit --output r.sarif of a server given by a relative path', () => {
-  let r: Run;
+  let r: CliRun;
   let sarif: SarifLog;
   beforeAll(async () => {
-    r = await run(['audit', '--output', join(tmp, 'c14.sarif'), '--', 'node', C14_FIXTURE]);
+    r = await runCli(['audit', '--output', join(tmp, 'c14.sarif'), '--', 'node', C14_FIXTURE]);
     sarif = readJson<SarifLog>(join(tmp, 'c14.sarif'));
   }, SLOW);
 
@@ -538,7 +516,7 @@ describe('SARIF locations when the interpreter is given by its path', () => {
   // `-- /usr/bin/node server.mjs` (or `.venv/bin/python server.py`): the server's entry is the
   // script, not the interpreter binary.
   it('points at the script, not at the interpreter', async () => {
-    const r = await run(['audit', '--only', 'robust-input', '--format', 'json', '--output', join(tmp, 'abs.json'), '--format', 'sarif', '--output', join(tmp, 'abs.sarif'), '--', process.execPath, C14_FIXTURE]);
+    const r = await runCli(['audit', '--only', 'robust-input', '--format', 'json', '--output', join(tmp, 'abs.json'), '--format', 'sarif', '--output', join(tmp, 'abs.sarif'), '--', process.execPath, C14_FIXTURE]);
     expect([0, 1], r.stderr).toContain(r.code);
     const rep = readJson<Report>(join(tmp, 'abs.json'));
     expect(rep.target.entry?.file).toBe(join(root, C14_FIXTURE));
@@ -618,7 +596,7 @@ describe('output planning errors (exit 2 before the audit)', () => {
 
   for (const c of cases) {
     it(`${c.name}`, async () => {
-      const r = await run(['audit', '--demo', ...c.args(dir)]);
+      const r = await runCli(['audit', '--demo', ...c.args(dir)]);
       expect(r.code, r.stderr).toBe(2);
       expect(r.stdout).toBe('');
       expect(r.stderr).toMatch(c.message(dir));
@@ -629,7 +607,7 @@ describe('output planning errors (exit 2 before the audit)', () => {
   it('a usage error does not truncate a report already at an --output path', async () => {
     const keep = join(dir, 'keep.json');
     writeFileSync(keep, '{"keep":true}\n');
-    const r = await run(['audit', '--demo', '--format', 'json', '--output', keep, '--format', 'sarif', '--output', join(dir, 'missing', 'r.sarif')]);
+    const r = await runCli(['audit', '--demo', '--format', 'json', '--output', keep, '--format', 'sarif', '--output', join(dir, 'missing', 'r.sarif')]);
     expect(r.code, r.stderr).toBe(2);
     expect(readFileSync(keep, 'utf8')).toBe('{"keep":true}\n');
   }, SLOW);
@@ -646,11 +624,11 @@ describe('--baseline: only new findings fail', () => {
   const p = (name: string) => join(tmp, 'baseline', name);
   /** Audits the fixture with FAULTS=<faults>. protocol-errors is skipped: the v1 SDK drops a
    * tools/call with array params unanswered, and each run would wait out the hang limit for it. */
-  const auditFaults = (faults: string, extra: string[]) => run(['audit', '--skip', 'protocol-errors', '--env', `FAULTS=${faults}`, ...extra, '--', 'node', FAULTS_FIXTURE]);
-  let base: Run;
-  let reordered: Run;
-  let leak: Run;
-  let fixed: Run;
+  const auditFaults = (faults: string, extra: string[]) => runCli(['audit', '--skip', 'protocol-errors', '--env', `FAULTS=${faults}`, ...extra, '--', 'node', FAULTS_FIXTURE]);
+  let base: CliRun;
+  let reordered: CliRun;
+  let leak: CliRun;
+  let fixed: CliRun;
   let baseReport: Report;
   let reorderedReport: Report;
   let leakReport: Report;
@@ -739,7 +717,7 @@ describe('--baseline: only new findings fail', () => {
   });
 
   it('`sealmark report current.json --baseline base.json` makes the same comparison as the audit did', async () => {
-    const r = await run(['report', p('leak.json'), '--baseline', p('base.json'), '--format', 'json', '--output', p('leak-again.json')]);
+    const r = await runCli(['report', p('leak.json'), '--baseline', p('base.json'), '--format', 'json', '--output', p('leak-again.json')]);
     expect(r.code, r.stderr).toBe(leak.code);
     const again = readJson<Report>(p('leak-again.json'));
     expect(again.baseline).toEqual(leakReport.baseline);
@@ -755,8 +733,8 @@ describe('progress line', () => {
   const PROBES = new Set(allChecks.flatMap((c) => c.meta.probes.map((p) => p.id)));
   const DEMO_TOOLS = new Set(['search_notes', 'get_note', 'add_note', 'list_tags', 'list_recent', 'server_info', 'open_dashboard', 'render_note']);
   const LINE = /^(?<phase>[a-z][a-z/-]*) · tool (?:\d+\/\d+ )?(?<tool>\S+) · (?<probe>[a-z][a-z.-]*) · (?<calls>\d+) calls?$/;
-  let tty: Run;
-  let quiet: Run;
+  let tty: CliRun;
+  let quiet: CliRun;
 
   beforeAll(async () => {
     const cmd = (extra: string, file: string) => `${sh(process.execPath)} ${sh(BIN)} audit --demo${extra} --format json --output ${sh(join(tmp, file))}`;

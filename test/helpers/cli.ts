@@ -1,0 +1,55 @@
+/** Test helper: run the built CLI (`node bin/sealmark.js`, needs a fresh dist/) and collect what it printed. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { shellQuote } from '../../src/replay.js';
+import { root } from './run.js';
+
+/** The CLI's entry point in this checkout. */
+export const BIN = join(root, 'bin', 'sealmark.js');
+
+/** What a finished process left: its exit code (null when a signal ended it), that signal, and its whole output. */
+export interface CliRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface CliOptions {
+  /** Working directory; default the repository root. */
+  cwd?: string;
+  /** Added to this process's environment and NO_COLOR=1 (and may override them); a variable given as undefined is removed. */
+  env?: Record<string, string | undefined>;
+  /** Run this shell line with `sh -c` instead (args are then not used); a leading `sealmark ` becomes this checkout's binary, as {@link cliLine}. */
+  shell?: string;
+  /** 'ignore': stdin is /dev/null; default a pipe that is never written nor closed (as `spawn` gives). */
+  stdin?: 'pipe' | 'ignore';
+}
+
+/** A `sealmark …` command line (a finding's replay line, say) with this checkout's binary in place of its leading `sealmark `. */
+export function cliLine(line: string): string {
+  return line.replace(/^sealmark /, `${shellQuote(process.execPath)} ${shellQuote(BIN)} `);
+}
+
+/**
+ * Runs `node bin/sealmark.js …args` (or, with `shell`, a shell line) and resolves once it has
+ * exited, with its exit code and its stdout and stderr as text. Rejects only when it cannot start.
+ */
+export function runCli(args: string[], opts: CliOptions = {}): Promise<CliRun> {
+  const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', ...opts.env };
+  for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
+  const [command, argv] = opts.shell !== undefined ? ['sh', ['-c', cliLine(opts.shell)]] : [process.execPath, [BIN, ...args]];
+  return collectOutput(spawn(command, argv, { cwd: opts.cwd ?? root, env, stdio: [opts.stdin ?? 'pipe', 'pipe', 'pipe'] }));
+}
+
+/** Collects a spawned process's piped stdout and stderr as text; resolves once it has closed, rejects when it could not start. */
+export function collectOutput(child: ChildProcess): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+}
