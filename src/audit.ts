@@ -224,6 +224,14 @@ async function auditSpec(options: AuditOptions, config: ResolvedConfig, spec: St
     artifacts.noise = { count: t.noiseCount, bytes: t.noiseBytes, lines: t.noise };
     artifacts.stderrTail = t.stderrText;
     artifacts.exit = t.exit;
+    // Refused in the middle of the audit (an expired token, an ended session): what was gathered is
+    // kept as evidence, but the server could not be judged, as if the handshake had failed.
+    const cut = t.exit?.cutOff;
+    if (cut) {
+      const why = t.exit!.lost ?? 'the server refused sealmark during the audit';
+      const hint = cut === 'unauthorized' ? ' (a token that expired, or one without the rights the tools need)' : '';
+      artifacts.openFailure = { reason: cut, message: `${why}${hint}`, detail: `${why}${hint}`, exit: t.exit, stderrTail: '', noise: [] };
+    }
     artifacts.strays = session.wire.strayResponses.map((s) => s.message);
     const source = locateSource(display, options.cwd ?? process.cwd(), config.source, tools.map((x) => x.name));
     return redactor.value(buildReport({ target, isolation: sandbox?.isolation, config, artifacts, results: judgeAll(enabled, artifacts, replay), startedAt: started, source }));

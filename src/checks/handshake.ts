@@ -11,7 +11,7 @@ import { isKnownProtocolVersion } from '../protocol.js';
 import type { Finding } from '../types.js';
 
 /** Why a target could not be audited; each is also a message id below. */
-const OPEN_FAILURES = ['spawn-failed', 'exited-during-init', 'init-timeout', 'init-rejected', 'connect-failed', 'tls-error', 'unauthorized', 'http-error', 'invalid-entry'] as const satisfies readonly OpenFailure['reason'][];
+const OPEN_FAILURES = ['spawn-failed', 'exited-during-init', 'init-timeout', 'init-rejected', 'connect-failed', 'tls-error', 'unauthorized', 'http-error', 'invalid-entry', 'session-lost'] as const satisfies readonly OpenFailure['reason'][];
 
 export const meta: CheckMeta = {
   id: 'handshake',
@@ -44,6 +44,7 @@ export const meta: CheckMeta = {
     unauthorized: 'the server refused sealmark: {detail}',
     'http-error': 'the handshake failed at the HTTP level: {detail}',
     'invalid-entry': 'the client configuration entry cannot be started: {detail}',
+    'session-lost': 'the server ended its session during the audit, so it could not be judged: {detail}',
     'tools-list-failed': 'tools/list failed: {reason}',
     'empty-tools': 'tools/list returned no tools; nothing could be checked',
     'tools-list-unending': '{reason}; the {count} tools read so far are audited',

@@ -108,7 +108,8 @@ export const meta: CheckMeta = {
 function exitText(call: ProbeCall): string {
   const r = call.exchange.reply;
   if (r.kind !== 'exited' || !r.exit) return 'connection closed';
-  // A server reached by URL has no exit status: its connection was lost.
+  // A server reached by URL has no exit status: its connection was lost, for the reason kept.
+  if (r.exit.lost) return `connection lost: ${r.exit.lost}`;
   if (r.exit.code === null && r.exit.signal === null) return 'connection lost';
   return r.exit.signal ? `signal ${r.exit.signal}` : `exit code ${r.exit.code}`;
 }

@@ -117,7 +117,8 @@ async function callIn(
     out.push(`protocol ${opened.handshake.protocolVersion ?? '?'}${tool ? '' : `  (note: ${opts.tool} is not in tools/list)`}`);
     out.push(`sent     ${ex.sent}`);
     const r = ex.reply;
-    out.push(`reply    ${r.kind === 'response' || r.kind === 'malformed' ? JSON.stringify(r.raw) : r.kind === 'hang' ? `no reply within ${r.waitedMs} ms` : 'the server exited'}`);
+    const shown = r.kind === 'malformed' && r.raw === null ? `(none readable: ${r.problem})` : r.kind === 'response' || r.kind === 'malformed' ? JSON.stringify(r.raw) : r.kind === 'hang' ? `no reply within ${r.waitedMs} ms` : r.exit?.lost ? `the connection was lost: ${r.exit.lost}` : 'the server exited';
+    out.push(`reply    ${shown}`);
     out.push(`class    ${cl.class}`);
     for (const l of cl.leaks) out.push(`leak     ${l.pattern}: ${l.line}`);
     for (const n of cl.notes) out.push(`note     ${n}`);

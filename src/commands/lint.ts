@@ -36,7 +36,8 @@ export function runLint(file: string, opts: LintCliOptions): number {
   }
   let listing: unknown;
   try {
-    listing = JSON.parse(text);
+    // A byte order mark some editors write is no part of the JSON.
+    listing = JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch (err) {
     throw new UsageError(`lint ${file}: not JSON (${(err as Error).message})`);
   }

@@ -29,7 +29,7 @@ export interface FingerprintContext {
  */
 export function fingerprintOf(f: Pick<Finding, 'checkId' | 'messageId' | 'tool' | 'evidence' | 'data'>, ctx: FingerprintContext): string {
   const parts = [f.checkId, f.messageId, f.tool ?? '-'];
-  const names = new Map(ctx.tools.map((t) => [t.index, t.name]));
+  const names = namesOf(ctx.tools);
   const paths = (f.evidence?.schemaPaths ?? []).map((p) => p.replace(/^tools\[(\d+)\]/, (m, i: string) => `@tool:${names.get(Number(i)) ?? m}`));
   if (paths.length > 0) parts.push([...new Set(paths)].sort().join(','));
   for (const k of IDENTITY_KEYS) {
@@ -37,6 +37,18 @@ export function fingerprintOf(f: Pick<Finding, 'checkId' | 'messageId' | 'tool' 
     if (v !== undefined && v !== '') parts.push(`${k}=${String(v)}`);
   }
   return parts.join('/');
+}
+
+/** Tool names by list position, built once per tools array (a listing may hold thousands). */
+const NAMES = new WeakMap<readonly { name: string; index: number }[], Map<number, string>>();
+
+function namesOf(tools: readonly { name: string; index: number }[]): Map<number, string> {
+  let names = NAMES.get(tools);
+  if (!names) {
+    names = new Map(tools.map((t) => [t.index, t.name]));
+    NAMES.set(tools, names);
+  }
+  return names;
 }
 
 /** A fixed-length hash of a fingerprint (hex, 32 characters) for SARIF `partialFingerprints`. */

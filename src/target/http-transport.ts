@@ -106,7 +106,7 @@ export class AuditHttpTransport implements AuditTransport {
     let badEndpoint: (data: string) => void = () => {};
     const endpoint = new Promise<string>((resolve, reject) => {
       gotEndpoint = resolve;
-      badEndpoint = (data) => reject(new HttpFailure(`the endpoint event names ${JSON.stringify(data.slice(0, 200))}, not a URL on ${new URL(this.spec.url).origin}; sealmark does not send there`, undefined, 'protocol'));
+      badEndpoint = (data) => reject(new HttpFailure(`the endpoint event names ${JSON.stringify(clip(data, 200))}, not a URL on ${new URL(this.spec.url).origin}; sealmark does not send there`, undefined, 'protocol'));
     });
     void this.readEvents(res, undefined, (event, data) => {
       if (event === 'endpoint') {
@@ -156,6 +156,8 @@ export class AuditHttpTransport implements AuditTransport {
     try {
       res = await this.fetch(this.postUrl ?? this.spec.url, { method: 'POST', headers: this.headersFor(message ?? body, 'application/json, text/event-stream', true), body });
     } catch (err) {
+      // Aborted by our own close (the SDK gave up on its probe): not the server's failure.
+      if (this.closed) return;
       const failure = err instanceof HttpFailure ? err : new HttpFailure(String(err), undefined, 'connect');
       if (!this.handshakeDone) {
         this.lastFailure = failure;
@@ -181,8 +183,11 @@ export class AuditHttpTransport implements AuditTransport {
     }
     const type = contentType(res);
     if (type.startsWith('text/event-stream')) {
-      // The reply comes as events, read in the background: a stream may stay open after it.
-      void this.readEvents(res, id, (_event, data) => this.deliverText(data, id));
+      // The reply comes as events, read in the background: a stream may stay open after it. A
+      // stream that ends (or breaks) before the reply came is the reply, missing.
+      void this.readEvents(res, id, (_event, data) => this.deliverText(data, id)).then(() => {
+        if (isRequest && id !== undefined && this.handshakeDone && !this.closed) this.onBroken?.(id, `HTTP ${res.status}: the event stream ended without a reply to this request`);
+      });
       return;
     }
     if (!res.ok) return this.httpError(res, id, message);
@@ -193,6 +198,8 @@ export class AuditHttpTransport implements AuditTransport {
       return;
     }
     this.deliverText(text, id);
+    // A body that held no reply to this request (an empty batch, another id) is its reply, missing.
+    if (isRequest && id !== undefined && this.handshakeDone) this.onBroken?.(id, `HTTP ${res.status}: the body held no reply to this request`);
   }
 
   /** An HTTP error status: a JSON-RPC reply in its body is still the reply; otherwise a failure. */
@@ -200,12 +207,12 @@ export class AuditHttpTransport implements AuditTransport {
     const text = (await this.readBody(res, undefined)) ?? '';
     const parsed = safeJson(text);
     const rpc = parsed !== undefined && typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) && (parsed as Record<string, unknown>).jsonrpc === '2.0' ? (parsed as Record<string, unknown>) : undefined;
-    const answersThis = rpc !== undefined && id !== undefined && rpc.id === id;
-    // Refused in the middle of the audit (the session ended, the token expired) with no answer to
-    // the request itself: the server can no longer be audited.
+    // Refused in the middle of the audit (the token expired, the session ended; MCP 2025-03-26: an
+    // ended session is answered 404, whatever the body says): the server can no longer be audited.
     const sessionGone = res.status === 404 && this.sessionId !== undefined && this.mode === 'streamable';
-    if (this.handshakeDone && !answersThis && (res.status === 401 || res.status === 403 || sessionGone)) {
-      this.lost(sessionGone ? 'the server ended the session (HTTP 404)' : `the server refused sealmark in the middle of the audit (HTTP ${res.status})`);
+    if (this.handshakeDone && (res.status === 401 || res.status === 403 || sessionGone)) {
+      const what = sessionGone ? 'the server ended the session (HTTP 404)' : `the server refused sealmark in the middle of the audit (HTTP ${res.status})`;
+      this.lost(what, sessionGone ? 'session-lost' : 'unauthorized');
       return;
     }
     if (rpc && ('result' in rpc || 'error' in rpc)) {
@@ -227,12 +234,18 @@ export class AuditHttpTransport implements AuditTransport {
       }
       throw failure;
     }
-    const failure = new HttpFailure(`HTTP ${res.status}${text.trim() ? `: ${text.trim().slice(0, 200)}` : ''}`, res.status, 'http', res.headers.get('www-authenticate') ?? undefined);
+    const where = res.status >= 300 && res.status < 400 ? ` (to ${clip(res.headers.get('location') ?? 'nowhere', 200)}; sealmark does not follow redirects)` : '';
+    const failure = new HttpFailure(`HTTP ${res.status}${where}${text.trim() ? `: ${clip(text.trim(), 200)}` : ''}`, res.status, 'http', res.headers.get('www-authenticate') ?? undefined);
     if (!this.handshakeDone) {
       this.lastFailure = failure;
       throw failure;
     }
-    if (id !== undefined) this.onRejected?.(id, res.status, text);
+    if (id === undefined) return;
+    // A status that says the request itself is invalid is a refusal of it (an error reply with the
+    // status as its code); a 5xx is the server failing. Any other status (a redirect, 410, 429 …)
+    // is no reply to the request at all.
+    if (REFUSING.has(res.status) || res.status >= 500) this.onRejected?.(id, res.status, text);
+    else this.onBroken?.(id, failure.message);
   }
 
   /** Parses text that should be one JSON-RPC message or an array of them, and hands each on. */
@@ -313,6 +326,11 @@ export class AuditHttpTransport implements AuditTransport {
           await reader.cancel().catch(() => {});
           this.addNoise('oversized', '', bytes);
           if (id !== undefined) this.onOversized?.(id, bytes);
+          // During the handshake the SDK would wait out its timeout for a reply that was dropped.
+          if (!this.handshakeDone && id !== undefined) {
+            this.lastFailure = new HttpFailure(`a reply of more than ${MAX_LINE_BYTES} bytes (the limit) was dropped unread`, res.status, 'protocol');
+            this.lost(this.lastFailure.message);
+          }
           return false;
         }
         if (onChunk(value) === false) {
@@ -364,10 +382,13 @@ export class AuditHttpTransport implements AuditTransport {
     if (this.noise.length < MAX_NOISE_KEPT) this.noise.push({ kind, excerpt: text.slice(0, NOISE_EXCERPT_CHARS), bytes, atMs: this.now() });
   }
 
-  /** The server is gone (connection refused or the legacy stream ended): every waiting request ends. */
-  private lost(why: string): void {
+  /**
+   * The server is gone (connection refused, the legacy stream ended, sealmark refused or its session
+   * ended): every waiting request ends. `why` is kept with the exit for the report.
+   */
+  private lost(why: string, cutOff?: ExitInfo['cutOff']): void {
     if (this.closed || this.exit) return;
-    this.exit = { code: null, signal: null, atMs: this.now() };
+    this.exit = { code: null, signal: null, atMs: this.now(), lost: why, ...(cutOff ? { cutOff } : {}) };
     this.onerror?.(new Error(why));
     this.onclose?.();
   }
@@ -376,7 +397,8 @@ export class AuditHttpTransport implements AuditTransport {
   async close(): Promise<void> {
     if (this.closed) return;
     if (this.sessionId && this.mode === 'streamable' && !this.exit) {
-      await fetch(this.spec.url, { method: 'DELETE', headers: this.headersFor(undefined, 'application/json, text/event-stream'), signal: AbortSignal.timeout(2000) })
+      // Never redirected: nothing goes to a URL sealmark was not given.
+      await fetch(this.spec.url, { method: 'DELETE', headers: this.headersFor(undefined, 'application/json, text/event-stream'), signal: AbortSignal.timeout(2000), redirect: 'manual' })
         .then((r) => r.body?.cancel())
         .catch(() => {});
     }
@@ -384,6 +406,14 @@ export class AuditHttpTransport implements AuditTransport {
     this.abort.abort();
     this.onclose?.();
   }
+}
+
+/** Statuses that refuse the request itself as invalid (MCP Streamable HTTP answers an invalid message 400). */
+const REFUSING = new Set([400, 404, 405, 406, 409, 413, 415, 422]);
+
+/** `s` cut to `n` characters, marked when cut (URLs and bodies in messages). */
+function clip(s: string, n: number): string {
+  return s.length > n ? `${s.slice(0, n)}…` : s;
 }
 
 function contentType(res: Response): string {
@@ -415,8 +445,8 @@ function connectFailure(url: string, err: unknown): HttpFailure {
   const code = cause?.code ?? (err as NodeJS.ErrnoException).code;
   const detail = (cause?.message ?? (err instanceof Error ? err.message : String(err))).trim();
   if (code && /CERT|TLS|SSL|SELF_SIGNED|UNABLE_TO_VERIFY|ALTNAME|HOSTNAME/i.test(code)) {
-    return new HttpFailure(`TLS error reaching ${url}: ${code} (${detail})`, undefined, 'tls');
+    return new HttpFailure(`TLS error reaching ${clip(url, 200)}: ${code} (${clip(detail, 300)})`, undefined, 'tls');
   }
-  if ((err as Error).name === 'AbortError') return new HttpFailure(`request to ${url} aborted`, undefined, 'connect');
-  return new HttpFailure(`cannot connect to ${url}: ${code ?? detail}`, undefined, 'connect');
+  if ((err as Error).name === 'AbortError') return new HttpFailure(`request to ${clip(url, 200)} aborted`, undefined, 'connect');
+  return new HttpFailure(`cannot connect to ${clip(url, 200)}: ${clip(code ?? detail, 300)}`, undefined, 'connect');
 }

@@ -36,11 +36,12 @@ export interface HandshakeInfo {
 export interface OpenFailure {
   /**
    * Stdio: `spawn-failed`, `exited-during-init`. URL: `connect-failed` (no connection),
-   * `tls-error`, `unauthorized` (401 or 403), `http-error` (another status, on both transports).
+   * `tls-error`, `unauthorized` (401 or 403, at the handshake or later), `http-error` (another
+   * status, on both transports), `session-lost` (the server ended its session during the audit).
    * Both: `init-timeout`, `init-rejected`. `invalid-entry`: a `--client-config` entry that names
    * no command or URL, or needs a value sealmark cannot supply.
    */
-  reason: 'spawn-failed' | 'exited-during-init' | 'init-timeout' | 'init-rejected' | 'connect-failed' | 'tls-error' | 'unauthorized' | 'http-error' | 'invalid-entry';
+  reason: 'spawn-failed' | 'exited-during-init' | 'init-timeout' | 'init-rejected' | 'connect-failed' | 'tls-error' | 'unauthorized' | 'http-error' | 'invalid-entry' | 'session-lost';
   /** One line for a human, e.g. `the server exited during the handshake (code 3)`. */
   message: string;
   /** The particular part of `message` (`code 3`, `command not found`, the SDK's error text). */
@@ -98,7 +99,10 @@ export class Session {
       // MCP 2025-03-26 backwards compatibility: a POST refused with 400, 404 or 405 may mean the
       // 2024-11-05 HTTP+SSE transport. Its failure is reported only when it fails differently.
       const sse = await Session.attempt(target, options, 'sse', transcript);
-      result = sse instanceof Session || sse.reason !== 'http-error' ? sse : first;
+      // The HTTP+SSE attempt's own failure tells more than the first one, unless its GET was
+      // refused too (then the server speaks neither transport, and the first refusal is the news).
+      const refusedToo = !(sse instanceof Session) && sse.reason === 'http-error' && /^HTTP \d/.test(sse.detail);
+      result = refusedToo ? first : sse;
     } else if (first.retry === 'legacy') {
       // Some legacy servers exit on any request before initialize; the probe cost them their life.
       // Start a fresh process and speak the initialize handshake only.

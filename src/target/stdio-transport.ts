@@ -32,6 +32,13 @@ export interface ExitInfo {
   signal: NodeJS.Signals | null;
   /** ms since the transport started. */
   atMs: number;
+  /** A server reached by URL: why it can no longer be reached (it has no exit status). */
+  lost?: string;
+  /**
+   * Set when the server refused sealmark in the middle of the audit (a 401 or 403, or the end of
+   * its session): the run cannot be judged and ends as not audited.
+   */
+  cutOff?: 'unauthorized' | 'session-lost';
 }
 
 /** A stdout line that was not a JSON-RPC message: evidence for `handshake` and `protocol-errors`. */
