@@ -20,16 +20,15 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { root } from '../helpers/run.js';
+import { validateSarifSchema } from '../helpers/sarif.js';
 import { BIN, collectOutput, runCli, type CliRun } from '../helpers/cli.js';
 import type { Report, ReportFinding } from '../../src/report/build.js';
 
-const require = createRequire(import.meta.url);
 /** Fixture paths relative to the repository root (the runs' cwd). */
 const FIX = 'test/fixtures/servers/adversarial-reports';
 const HOSTILE = `${FIX}/hostile-text.mjs`;
@@ -64,20 +63,6 @@ const at = (...parts: string[]) => join(tmp, ...parts);
 // ---------------------------------------------------------------------------------------------
 // SARIF: the official 2.1.0 schema (Ajv 2020-12 + formats), as in reports.test.ts.
 
-type ValidateFn = ((data: unknown) => boolean) & { errors?: unknown[] | null };
-let sarifSchemaValidator: ValidateFn | undefined;
-function validateSarifSchema(log: unknown): unknown[] {
-  if (!sarifSchemaValidator) {
-    const pkg = dirname(require.resolve('@microsoft/sarif-multitool-linux/package.json'));
-    const schema = readJson<object>(join(pkg, 'sarif-2.1.0.json'));
-    const Ajv2020 = require('ajv/dist/2020.js').default as new (o: object) => { compile: (s: object) => ValidateFn };
-    const addFormats = require('ajv-formats') as (a: unknown) => void;
-    const ajv = new Ajv2020({ strict: false, allErrors: true });
-    addFormats(ajv);
-    sarifSchemaValidator = ajv.compile(schema);
-  }
-  return sarifSchemaValidator(log) ? [] : (sarifSchemaValidator.errors ?? ['invalid, no errors listed']);
-}
 
 interface SarifResult {
   ruleId: string;

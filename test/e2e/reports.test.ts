@@ -13,11 +13,12 @@ import { spawn, spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { root } from '../helpers/run.js';
+import { validateSarifSchema } from '../helpers/sarif.js';
 import { BIN, collectOutput, runCli, type CliRun } from '../helpers/cli.js';
 import { sarifText } from '../../src/report/reporters/sarif.js';
 import { checkById, checks as allChecks } from '../../src/checks/index.js';
@@ -56,20 +57,6 @@ afterAll(() => {
 // ---------------------------------------------------------------------------------------------
 // SARIF validators: the official schema (Ajv 2020-12) and Microsoft's Sarif.Multitool.
 
-type ValidateFn = ((data: unknown) => boolean) & { errors?: unknown[] | null };
-let sarifSchemaValidator: ValidateFn | undefined;
-function validateSarifSchema(log: unknown): unknown[] {
-  if (!sarifSchemaValidator) {
-    const pkg = dirname(require.resolve('@microsoft/sarif-multitool-linux/package.json'));
-    const schema = readJson<object>(join(pkg, 'sarif-2.1.0.json'));
-    const Ajv2020 = require('ajv/dist/2020.js').default as new (o: object) => { compile: (s: object) => ValidateFn };
-    const addFormats = require('ajv-formats') as (a: unknown) => void;
-    const ajv = new Ajv2020({ strict: false, allErrors: true });
-    addFormats(ajv);
-    sarifSchemaValidator = ajv.compile(schema);
-  }
-  return sarifSchemaValidator(log) ? [] : (sarifSchemaValidator.errors ?? ['invalid, no errors listed']);
-}
 
 /** Runs `Sarif.Multitool validate <file>`; resolves to its exit code and its `warning|error SARIFnnnn` lines. */
 async function multitoolValidate(file: string): Promise<{ code: number | null; errors: string[]; warnings: string[]; output: string }> {
