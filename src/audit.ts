@@ -194,6 +194,7 @@ async function auditSpec(options: AuditOptions, config: ResolvedConfig, spec: St
       strays: [],
       config,
       handshakeSecrets,
+      remote: session.remote,
     };
     const needs = new Set(enabled.flatMap((c) => c.meta.requires));
     if (tools.length > 0 && !listing.problem) {

@@ -138,6 +138,8 @@ export interface Artifacts {
   config: ResolvedConfig;
   /** Set when no server was called (`sealmark lint`): why, in words. */
   offline?: string;
+  /** True for a server reached by URL (no process, no stdout, no sandbox). */
+  remote?: boolean;
 }
 
 /**

@@ -31,7 +31,7 @@ export const meta: CheckMeta = {
   ],
   verdicts: [
     { verdict: 'fail', when: 'no answer to the handshake within timeout_init_sec, the process exited or could not start, tools/list failed, or it listed no tools (silence is never a pass)' },
-    { verdict: 'partial', when: 'the tools/list cursor chain never ended (a repeated cursor, or more than 100 pages), stdout carried lines that are not JSON-RPC, the version is not one sealmark knows, serverInfo is missing, or no tools capability was declared' },
+    { verdict: 'partial', when: 'the tools/list cursor chain never ended (a repeated cursor, or more than 100 pages), stdout (for a server reached by URL, a response body or event) carried something that is not JSON-RPC, the version is not one sealmark knows, serverInfo is missing, or no tools capability was declared' },
     { verdict: 'pass', when: 'a known version was negotiated, the server identified itself, declared tools and listed at least one, and stdout carried only JSON-RPC' },
   ],
   messages: {
@@ -49,6 +49,7 @@ export const meta: CheckMeta = {
     'empty-tools': 'tools/list returned no tools; nothing could be checked',
     'tools-list-unending': '{reason}; the {count} tools read so far are audited',
     'stdout-noise': '{count} stdout lines ({bytes} bytes) were not JSON-RPC messages, e.g. {first}',
+    'reply-noise': '{count} HTTP bodies or events ({bytes} bytes) were not JSON-RPC messages, e.g. {first}',
     'unknown-version': 'negotiated protocol version {version} is not one sealmark knows',
     'no-server-info': 'the initialize result has no serverInfo',
     'no-tools-capability': 'the server did not declare the tools capability',
@@ -99,7 +100,8 @@ export const check: Check = {
     if (a.listUnending) out.push(finding(meta, 'tools-list-unending', 'partial', { reason: a.listUnending, count: a.tools.length }));
     if (a.noise.count > 0) {
       const quotes = a.noise.lines.slice(0, 5).map((l) => (l.kind === 'oversized' ? `[${l.bytes} bytes] ${l.excerpt.slice(0, 80)}…` : l.excerpt));
-      out.push(finding(meta, 'stdout-noise', 'partial', { count: a.noise.count, bytes: a.noise.bytes, first: JSON.stringify(quotes[0] ?? '') }, { quotes }));
+      // Over HTTP the noise is in response bodies and events, not on a stdout.
+      out.push(finding(meta, a.remote ? 'reply-noise' : 'stdout-noise', 'partial', { count: a.noise.count, bytes: a.noise.bytes, first: JSON.stringify(quotes[0] ?? '') }, { quotes }));
     }
     if (!isKnownProtocolVersion(h.protocolVersion)) out.push(finding(meta, 'unknown-version', 'partial', { version: String(h.protocolVersion) }));
     // serverInfo is required on initialize; on 2026-07-28 it is only a SHOULD in discover's _meta.

@@ -101,6 +101,14 @@ describe('replies with no answer in them are broken replies at once, not hangs',
     }, SLOW);
   }
 
+  it('an HTML page in place of JSON is noise the handshake names as HTTP bodies, not stdout lines', async () => {
+    const f = await start('content-type-lies.mjs', ['html']);
+    const { report } = await auditUrl(f.url, ['--only', 'handshake,robust-input']);
+    const noise = report.checks.find((c) => c.id === 'handshake')!.findings.find((x) => x.messageId === 'reply-noise');
+    expect(noise?.message).toMatch(/^\d+ HTTP bodies or events \(\d+ bytes\) were not JSON-RPC messages, e\.g\. .*502 Bad Gateway/);
+    expect(report.checks.find((c) => c.id === 'handshake')!.findings.some((x) => x.messageId === 'stdout-noise')).toBe(false);
+  }, SLOW);
+
   it('call --url prints why a reply was unreadable instead of "null"', async () => {
     const f = await start('content-type-lies.mjs', ['html']);
     const r = await runCli(['call', '--url', f.url, '--tool', 'get_note', '--args', '{"id":"a"}']);
