@@ -25,6 +25,9 @@ import type { CheckResult, ListedTool } from './types.js';
 import { replayLine } from './replay.js';
 import { Redactor } from './redact.js';
 import { envCanaries, scanSecrets, secretSet } from './secrets.js';
+import { FETCH_FAILURE_TERMS } from './classify.js';
+import type { PackageRef } from './target/launch.js';
+import { prepareStart } from './target/fetch.js';
 
 /** Options of {@link audit}. */
 export interface AuditOptions {
@@ -75,6 +78,24 @@ export interface AuditOptions {
   all?: boolean;
   /** `--allow-effects`: effect probes call tools even without the sandbox (on the user's machine). */
   allowEffects?: boolean;
+  /**
+   * `--package`: a published package to fetch and audit (SPEC section 2); `args` go to the server.
+   * Give this or `command`/`url`.
+   */
+  package?: PackageRef;
+  /** How the package was asked for, for the report (default `--package`; `--server-json` …). */
+  launcher?: string;
+  /**
+   * The fetch phase (SPEC section 3 step 0) for a launcher line (`npx -y …`, `uvx …`, `pipx run …`,
+   * `bunx …`, `docker run …`): the package is installed with the network on into sealmark's cache,
+   * then started from there inside the sandbox. Default: on whenever the sandbox is; `false` runs the
+   * line as given.
+   */
+  fetch?: boolean;
+  /** `--allow-install-scripts`: npm lifecycle scripts and Python source builds run during the fetch. */
+  allowInstallScripts?: boolean;
+  /** sealmark's package cache (default `$SEALMARK_CACHE`, `$XDG_CACHE_HOME/sealmark` or `~/.cache/sealmark`). */
+  cacheDir?: string;
 }
 
 
@@ -99,17 +120,30 @@ export function serverEnv(config: ResolvedConfig, extra: Record<string, string> 
 export async function audit(options: AuditOptions): Promise<Report> {
   const config = options.config ?? defaultConfig();
   if (options.url !== undefined) {
-    if (options.command !== undefined) throw new UsageError('give a command or a URL, not both');
+    if (options.command !== undefined || options.package !== undefined) throw new UsageError('give a command, a package or a URL, not two of them');
     return auditSpec(options, config, httpSpec(options), undefined, {});
   }
-  if (options.command === undefined) throw new UsageError('no server: give a command or a URL');
+  if (options.package !== undefined && options.command !== undefined) throw new UsageError('give a command or a package, not both');
+  if (options.command === undefined && options.package === undefined) throw new UsageError('no server: give a command, a package or a URL');
+  const sandboxed = options.sandbox !== false;
+  const start = await prepareStart(options, {
+    fetch: sandboxed && options.fetch !== false,
+    allowInstallScripts: options.allowInstallScripts,
+    cacheDir: options.cacheDir,
+    onFetch: (label) => options.onProgress?.({ phase: `fetching ${label}`, calls: 0 }),
+  });
+  if (!start.ok) {
+    const display = options.displayCommand ?? (options.command !== undefined ? [options.command, ...(options.args ?? [])] : []);
+    return notStartedReport({ kind: 'stdio', command: display, package: start.package }, start, config);
+  }
+  const fetched = start.package;
   // The environment canaries (SPEC section 5 secret-echo) ride with the server's environment.
   const canaries = envCanaries();
   const env = { ...serverEnv(config, options.env), ...canaries };
-  const sandbox = options.sandbox === false ? undefined : Sandbox.create(config.sandbox);
+  const sandbox = sandboxed ? Sandbox.create(config.sandbox) : undefined;
   try {
-    const spec = startSpec(sandbox, options.command, options.args ?? [], env, options.cwd);
-    return await auditSpec(options, config, spec, sandbox, canaries);
+    const spec = startSpec(sandbox, start.command, start.args, env, options.cwd);
+    return await auditSpec(options, config, spec, sandbox, canaries, fetched);
   } finally {
     sandbox?.dispose();
   }
@@ -146,16 +180,18 @@ function httpReplayFlags(options: AuditOptions): string[] {
   ];
 }
 
-async function auditSpec(options: AuditOptions, config: ResolvedConfig, spec: StdioTargetSpec | HttpTargetSpec, sandbox: Sandbox | undefined, canaries: Record<string, string>): Promise<Report> {
+async function auditSpec(options: AuditOptions, config: ResolvedConfig, spec: StdioTargetSpec | HttpTargetSpec, sandbox: Sandbox | undefined, canaries: Record<string, string>, fetched?: ReportTarget['package']): Promise<Report> {
   const isHttp = 'url' in spec;
-  const display = isHttp ? [] : (options.displayCommand ?? [options.command!, ...(options.args ?? [])]);
-  const target: ReportTarget = isHttp ? { kind: 'http', command: [], url: spec.url } : { kind: 'stdio', command: display };
+  const display = isHttp ? [] : (options.displayCommand ?? (options.command !== undefined ? [options.command, ...(options.args ?? [])] : [spec.command, ...spec.args]));
+  const target: ReportTarget = isHttp ? { kind: 'http', command: [], url: spec.url } : { kind: 'stdio', command: display, ...(fetched ? { package: fetched } : {}) };
   // The replay needs what the server needed: the config file (its env) and the --env names.
   const via = options.replayVia;
   const replayFlags = via
     ? [...via, ...(config.source ? ['--config', config.source] : [])]
     : [...(isHttp ? httpReplayFlags(options) : []), ...(config.source ? ['--config', config.source] : []), ...Object.keys(options.env ?? {}).flatMap((k) => ['--env', k])];
-  const replay = (tool: string, args: unknown, rawArgs?: string) => replayLine(tool, args, via ? [] : display, replayFlags, rawArgs);
+  // A --package replay names the package among its flags; the server's own arguments follow `--`.
+  const trailing = via ? (options.package ? (options.args ?? []) : []) : display;
+  const replay = (tool: string, args: unknown, rawArgs?: string) => replayLine(tool, args, trailing, replayFlags, rawArgs);
   const enabled = allChecks.filter((c) => config.checks[c.meta.id]?.enabled !== false);
   // What the user handed the server (config env, --env, HTTP headers) may be a credential: never
   // reported. Nor are the canaries: a report that printed them would leak what it is looking for.
@@ -167,7 +203,7 @@ async function auditSpec(options: AuditOptions, config: ResolvedConfig, spec: St
   options.onProgress?.({ phase: 'starting', calls: 0 });
   const opened = await Session.open(spec, { initTimeoutMs: config.timeout_init_sec * 1000, transcriptPath: options.transcriptPath, redactor });
   if (!(opened instanceof Session)) {
-    const artifacts = emptyArtifacts(config, opened);
+    const artifacts = emptyArtifacts(config, networkAtStart(opened, sandbox) ?? opened);
     const source = locateSource(display, options.cwd ?? process.cwd(), config.source, []);
     return redactor.value(buildReport({ target, isolation: sandbox?.isolation, config, artifacts, results: judgeAll(enabled, artifacts, replay), startedAt: started, source }));
   }
@@ -242,11 +278,49 @@ async function auditSpec(options: AuditOptions, config: ResolvedConfig, spec: St
 }
 
 /**
+ * A handshake that failed because the server reached for the network while starting (SPEC section
+ * 3 step 0): a connection the sandbox saw (the proxy listener), or a failed connection in its
+ * stderr, read with the failed-fetch vocabulary of `lenient-downstream`. Only where the sandbox
+ * took the network away; undefined when nothing points at the network.
+ */
+export function networkAtStart(failure: OpenFailure, sandbox: Sandbox | undefined): OpenFailure | undefined {
+  if (!sandbox || sandbox.isolation.network !== 'namespace') return undefined;
+  if (failure.reason !== 'exited-during-init' && failure.reason !== 'init-timeout' && failure.reason !== 'init-rejected') return undefined;
+  const seen = sandbox.effectsSince({ offset: 0, logMtimeMs: -1, files: new Map() }).find((e) => e.kind === 'network');
+  const line = failure.stderrTail
+    .split('\n')
+    .find((l) => FETCH_FAILURE_TERMS.some((t) => !t.only && t.pattern.test(l)));
+  if (!seen && !line) return undefined;
+  const host = seen ? seen.detail.replace(/^proxy:\s*/, '') : (hostIn(line!) ?? line!.trim().slice(0, 200));
+  const detail = `it tried ${host} (${failure.message}); give it the network with --network on (its effects then reach the network too), or configure it to start offline`;
+  return { ...failure, reason: 'needs-network', message: `the server needs the network at start-up: it tried ${host}`, detail };
+}
+
+/** The host a failed-connection line names (`getaddrinfo ENOTFOUND api.x.com`, `connect ECONNREFUSED 1.2.3.4:443`, urllib3's `host='x', port=443`). */
+function hostIn(line: string): string | undefined {
+  const node = /\b(?:ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ENETUNREACH|EHOSTUNREACH|ETIMEDOUT|ECONNRESET)\s+([^\s,;)'"]+)/.exec(line);
+  if (node) return node[1];
+  const py = /host='([^']+)'(?:,\s*port=(\d+))?/.exec(line);
+  if (py) return py[2] ? `${py[1]}:${py[2]}` : py[1];
+  const url = /\b(?:https?|wss?):\/\/[^\s'"<>)]+/.exec(line);
+  return url?.[0];
+}
+
+/**
  * The report of a target that was never started: a `--client-config` entry with neither a command
  * nor a URL, or with a variable sealmark cannot fill. Handshake fails with `invalid-entry`.
  */
 export function unstartableReport(target: ReportTarget, problem: string, config: ResolvedConfig = defaultConfig()): Report {
-  const failure: OpenFailure = { reason: 'invalid-entry', message: problem, detail: problem, exit: null, stderrTail: '', noise: [] };
+  return notStartedReport(target, { reason: 'invalid-entry', message: problem, detail: problem }, config);
+}
+
+/**
+ * The report of a target that was never started, for any reason that comes before the start: a
+ * fetch that failed, a launcher that is missing, a server.json input with no value. Handshake
+ * fails with `reason` as its message id; every other check is n/a.
+ */
+export function notStartedReport(target: ReportTarget, why: Pick<OpenFailure, 'reason' | 'message' | 'detail'>, config: ResolvedConfig = defaultConfig()): Report {
+  const failure: OpenFailure = { ...why, exit: null, stderrTail: '', noise: [] };
   const artifacts = emptyArtifacts(config, failure);
   const enabled = allChecks.filter((c) => config.checks[c.meta.id]?.enabled !== false);
   return buildReport({ target, config, artifacts, results: judgeAll(enabled, artifacts, () => ''), startedAt: Date.now() });

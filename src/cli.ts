@@ -8,6 +8,7 @@ import { isUserError } from './errors.js';
 import { VERSION } from './version.js';
 import { killAllTargets } from './target/stdio-transport.js';
 import { disposeAllSandboxes } from './target/sandbox.js';
+import { endAllFetches } from './target/fetch.js';
 
 /** The report formats (SPEC section 2), listed here so that --help needs no reporter loaded. */
 const FORMAT_LIST = 'text, json, sarif, junit, html';
@@ -22,6 +23,7 @@ function collect(value: string, previous: string[] = []): string[] {
  */
 function guardChildren(): void {
   const cleanUp = () => {
+    endAllFetches();
     killAllTargets();
     disposeAllSandboxes();
   };
@@ -58,6 +60,8 @@ export async function main(argv: string[]): Promise<number> {
     .option('--url <url>', 'audit a server reached by URL (Streamable HTTP; the 2024-11-05 HTTP+SSE transport as the fallback)')
     .option('--client-config <file>', 'audit the servers of a Claude Desktop, Claude Code, Cursor, VS Code or generic mcpServers/servers JSON file')
     .option('--server <name>', 'with --client-config: only this server')
+    .option('--package <spec>', 'audit a published package: npm:<name>[@version], pypi:<name>[==version] or oci:<image>[:tag] (fetched first, then run with no network)')
+    .option('--allow-install-scripts', 'let the fetch phase run install scripts (npm lifecycle scripts, Python source builds); off by default')
     .option('--header <header>', "with --url: a header for every request, 'Name: value' (repeatable)", collect, [])
     .option('--bearer-token-env <VAR>', 'with --url: send Authorization: Bearer $VAR (the token is never printed)')
     .option('--config <file>', 'config file (default: sealmark.config.json/.yaml found upward)')
@@ -124,6 +128,8 @@ export async function main(argv: string[]): Promise<number> {
     .requiredOption('--tool <name>', 'tool to call')
     .option('--url <url>', 'call a server reached by URL instead of a command')
     .option('--client-config <file>', 'call the server of an entry of a client configuration (with --server)')
+    .option('--package <spec>', 'call a published package (npm:…, pypi:…, oci:…), from the install an audit fetched')
+    .option('--allow-install-scripts', 'let the fetch phase run install scripts')
     .option('--server <name>', 'with --client-config: the entry')
     .option('--header <header>', "with --url: a header for every request, 'Name: value' (repeatable)", collect, [])
     .option('--bearer-token-env <VAR>', 'with --url: send Authorization: Bearer $VAR')

@@ -11,7 +11,7 @@ import { isKnownProtocolVersion } from '../protocol.js';
 import type { Finding } from '../types.js';
 
 /** Why a target could not be audited; each is also a message id below. */
-const OPEN_FAILURES = ['spawn-failed', 'exited-during-init', 'init-timeout', 'init-rejected', 'connect-failed', 'tls-error', 'unauthorized', 'http-error', 'invalid-entry', 'session-lost'] as const satisfies readonly OpenFailure['reason'][];
+const OPEN_FAILURES = ['spawn-failed', 'exited-during-init', 'init-timeout', 'init-rejected', 'connect-failed', 'tls-error', 'unauthorized', 'http-error', 'invalid-entry', 'session-lost', 'fetch-failed', 'not-runnable', 'needs-config', 'needs-network'] as const satisfies readonly OpenFailure['reason'][];
 
 export const meta: CheckMeta = {
   id: 'handshake',
@@ -45,6 +45,10 @@ export const meta: CheckMeta = {
     'http-error': 'the handshake failed at the HTTP level: {detail}',
     'invalid-entry': 'the client configuration entry cannot be started: {detail}',
     'session-lost': 'the server ended its session during the audit, so it could not be judged: {detail}',
+    'fetch-failed': 'the package could not be fetched: {detail}',
+    'not-runnable': 'the target cannot be started here: {detail}',
+    'needs-config': 'the server needs configuration sealmark was not given: {detail}',
+    'needs-network': 'the server needs the network at start-up, and the sandbox has none: {detail}',
     'tools-list-failed': 'tools/list failed: {reason}',
     'empty-tools': 'tools/list returned no tools; nothing could be checked',
     'tools-list-unending': '{reason}; the {count} tools read so far are audited',
@@ -60,6 +64,8 @@ export const meta: CheckMeta = {
       'The first thing any client does: start the server, agree on a protocol version, and list the tools. A server that cannot do this cannot be used, so a failure caps the grade at F.',
     how: [
       'The official MCP TypeScript client (v2) probes with server/discover and falls back to the initialize handshake, so every published version (2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28) can be negotiated.',
+      'A launched package (npx, uvx, pipx run, bunx, docker run, --package, --server-json) is fetched first, with the network on and outside the sandbox, into sealmark\'s own cache; a fetch that fails (a package that does not exist, a registry that refuses, a missing launcher) fails here at once with the installer\'s error, and the server is then started from the install with no network.',
+      'A server that reaches for the network while starting (a connection seen by the sandbox, or a failed connection in its stderr) is reported as needing the network at start-up, with the host it tried, not as a time-out.',
       'The handshake must complete within timeout_init_sec (30 s by default, locked). A process that cannot be started, exits, or stays silent fails the check and the run exits with code 3.',
       'tools/list is followed through nextCursor to the end; an error or an empty list fails.',
       'Every stdout line of the whole session is read; lines that are not JSON-RPC (a banner printed with console.log, a debug print) are quoted as evidence.',
@@ -68,7 +74,7 @@ export const meta: CheckMeta = {
     fix: 'Write logs to stderr, never stdout (console.error in Node, print(..., file=sys.stderr) in Python). Answer initialize promptly, before any slow start-up work; declare capabilities.tools and a serverInfo with name and version; list at least one tool.',
     falsePositives: [
       'A server that needs credentials or a network service to start fails here when they are missing; pass them with --env.',
-      'A slow first start through npx (a cold package cache) can exceed timeout_init_sec.',
+      'A server that needs credentials or a network service to start is reported as such; it may work once given them (--env, or --network on, which lets its effects out too).',
     ],
     falseNegatives: ['Only stdio is read for noise; an HTTP server is judged on its responses alone.'],
     limits: ['The handshake is done once; reconnection and session expiry are not tested.'],

@@ -10,6 +10,7 @@ import { compareWithBaseline } from '../report/baseline.js';
 import { loadSaved, loadSavedReport } from '../report/load.js';
 import { safeText } from '../report/reporters/text.js';
 import { UsageError, parseEnvList, resolveConfig, targetOf } from './common.js';
+import { launcherLine, parsePackageOption, type PackageRef } from '../target/launch.js';
 import { exitCode, parseGate } from './gate.js';
 import { combinedExit } from './report.js';
 import { checkOutputs, planOutputs, useColor, writeOutputs } from './outputs.js';
@@ -43,6 +44,9 @@ export interface AuditCliOptions {
   keepSandbox?: boolean;
   all?: boolean;
   allowEffects?: boolean;
+  /** `--package npm:@scope/name@1.2.3` (also `pypi:`, `oci:`): fetch and audit a published package. */
+  package?: string;
+  allowInstallScripts?: boolean;
   verbose?: boolean;
   color?: boolean;
 }
@@ -75,10 +79,19 @@ export async function runAudit(command: string[], opts: AuditCliOptions): Promis
   let target: string[] = [];
   let display: string[] = [];
   let http: { url: string; headers: Record<string, string>; bearerTokenEnv?: string } | undefined;
+  let pkg: PackageRef | undefined;
+  let via: string[] | undefined;
   if (opts.demo) {
-    if (command.length > 0 || opts.url !== undefined) throw new UsageError('--demo takes no server command and no --url');
+    if (command.length > 0 || opts.url !== undefined || opts.package !== undefined) throw new UsageError('--demo takes no server command, --url or --package');
     target = [process.execPath, demoServerPath()];
     display = ['node', demoServerPath()];
+  } else if (opts.package !== undefined) {
+    if (opts.url !== undefined) throw new UsageError('--package takes no --url: give one or the other');
+    pkg = parsePackageOption(opts.package);
+    // Words after -- are the server's own arguments.
+    target = command;
+    via = ['--package', opts.package];
+    display = [...launcherLine(pkg), ...command];
   } else {
     const t = targetOf(command, opts, 'sealmark audit [options] -- <command> [args…]   or   sealmark audit --url <url> [options]');
     if ('url' in t) http = t;
@@ -93,9 +106,11 @@ export async function runAudit(command: string[], opts: AuditCliOptions): Promis
   const tty = process.stderr.isTTY === true && !opts.quiet ? process.stderr : undefined;
   const progress = tty ? progressLine(tty) : undefined;
   let report = await audit({
-    ...(http ?? { command: target[0]!, args: target.slice(1) }),
+    ...(http ?? (pkg ? { package: pkg, args: target } : { command: target[0]!, args: target.slice(1) })),
     config,
     env: cliEnv,
+    allowInstallScripts: opts.allowInstallScripts === true,
+    ...(via ? { replayVia: [...via, ...Object.keys(cliEnv).flatMap((k) => ['--env', k])] } : {}),
     sandbox: opts.sandbox !== false,
     all: opts.all === true,
     allowEffects: opts.allowEffects === true,

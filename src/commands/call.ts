@@ -17,6 +17,8 @@ import { Redactor } from '../redact.js';
 import { safeText } from '../report/reporters/text.js';
 import { ARGUMENT_CANARY, ARGUMENT_CANARY_NAME, envCanaries, scanSecrets, secretSet, type SecretSet } from '../secrets.js';
 import { UsageError, parseEnvList, parseSeconds, resolveConfig, targetOf } from './common.js';
+import { parsePackageOption } from '../target/launch.js';
+import { prepareStart } from '../target/fetch.js';
 
 /** How reports write the argument canary (src/redact.ts). */
 const CANARY_PLACEHOLDER = `[redacted:${ARGUMENT_CANARY_NAME}]`;
@@ -40,12 +42,17 @@ export interface CallCliOptions {
   sandbox?: boolean;
   timeoutProbe?: string;
   env?: string[];
+  /** `--package npm:…`: the published package an audit fetched (the replay of a `--package` audit). */
+  package?: string;
+  allowInstallScripts?: boolean;
 }
 
 /** Runs the call; resolves to 0 when a reply (of any class) was read, 3 when the server could not be reached. */
 export async function runCall(command: string[], opts: CallCliOptions): Promise<number> {
   const entry = opts.clientConfig !== undefined ? clientEntry(command, opts) : undefined;
-  const target = entry ?? targetOf(command, opts, "sealmark call --tool <name> --args '<json>' -- <command> [args…]   or   sealmark call --url <url> --tool <name> --args '<json>'");
+  if (opts.package !== undefined && (entry || opts.url !== undefined)) throw new UsageError('--package takes no --url or --client-config');
+  const pkg = opts.package !== undefined ? parsePackageOption(opts.package) : undefined;
+  const target = entry ?? (pkg ? { command: command as [string, ...string[]] } : undefined) ?? targetOf(command, opts, "sealmark call --tool <name> --args '<json>' -- <command> [args…]   or   sealmark call --url <url> --tool <name> --args '<json>'");
   const http = 'url' in target ? httpSpec(target) : undefined;
   const masked = http && Object.entries(http.headers).find(([, v]) => v.includes('[redacted:'));
   if (masked) {
@@ -76,11 +83,17 @@ export async function runCall(command: string[], opts: CallCliOptions): Promise<
   const secrets = secretSet(canaries, { ...given, ...hidden });
   const redactor = new Redactor({ ...given, ...hidden, ...canaries });
   if (http) return callIn(http, undefined, { ...opts, rawArgs }, args, timeoutMs, config.timeout_init_sec * 1000, secrets, redactor);
-  const cmd = (target as { command: [string, ...string[]] }).command;
+  const cmd = (target as { command: string[] }).command;
+  // The same fetch phase as the audit: a replay starts the install the audit started.
+  const start = await prepareStart(pkg ? { package: pkg, args: cmd } : { command: cmd[0], args: cmd.slice(1) }, { fetch: opts.sandbox !== false, allowInstallScripts: opts.allowInstallScripts === true });
+  if (!start.ok) {
+    process.stderr.write(`sealmark: the target could not be audited: ${safeText(redactor.text(start.message))}\n`);
+    return 3;
+  }
   // Replays run in the sandbox too: replaying an effect finding must not open, send or write for real.
   const sandbox = opts.sandbox === false ? undefined : Sandbox.create(config.sandbox);
   try {
-    const spec = startSpec(sandbox, cmd[0], cmd.slice(1), env, entry && 'cwd' in entry ? entry.cwd : undefined);
+    const spec = startSpec(sandbox, start.command, start.args, env, entry && 'cwd' in entry ? entry.cwd : undefined);
     return await callIn(spec, sandbox, { ...opts, rawArgs }, args, timeoutMs, config.timeout_init_sec * 1000, secrets, redactor);
   } finally {
     sandbox?.dispose();

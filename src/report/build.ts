@@ -5,6 +5,7 @@
  */
 import { checkById } from '../checks/index.js';
 import type { Artifacts } from '../checks/check.js';
+import type { FetchedPackage } from '../target/fetch.js';
 import type { Isolation } from '../target/sandbox.js';
 import type { ResolvedConfig } from '../config/schema.js';
 import { nonStandardKeysOf } from '../config/defaults.js';
@@ -140,7 +141,17 @@ export interface ReportTarget {
   command: string[];
   url?: string;
   file?: string;
+  /**
+   * A launched package (SPEC section 3 step 0): what the fetch phase resolved and installed.
+   * `version` is the exact version started (null when a fetch failed before resolving it);
+   * `launcher` is how it was asked for (`npx`, `uvx`, `--package` …); `reused` says an earlier
+   * audit's install was used.
+   */
+  package?: FetchedPackage;
 }
+
+/** Reasons that come before the server is started: no sandbox was made. */
+const NOT_STARTED = new Set(['fetch-failed', 'not-runnable', 'needs-config']);
 
 /** The sandbox line of a report (SPEC section 3 asks for a clear note when isolation is missing). */
 function sandboxOf(iso: Isolation | undefined, kind: ReportTarget['kind']): Report['sandbox'] {
@@ -206,6 +217,8 @@ export function buildReport({ target, isolation, config, artifacts: a, results, 
     sandbox:
       failure?.reason === 'invalid-entry'
         ? { kind: 'none', network: 'host', note: 'not started: the client configuration entry cannot be used as it is' }
+        : failure && NOT_STARTED.has(failure.reason)
+          ? { kind: 'none', network: 'host', note: 'not started: the server was never run' }
         : sandboxOf(isolation, Array.isArray(target) ? 'stdio' : target.kind),
     standard: nonStandard.length === 0,
     nonStandardKeys: nonStandard,

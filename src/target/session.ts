@@ -40,8 +40,26 @@ export interface OpenFailure {
    * status, on both transports), `session-lost` (the server ended its session during the audit).
    * Both: `init-timeout`, `init-rejected`. `invalid-entry`: a `--client-config` entry that names
    * no command or URL, or needs a value sealmark cannot supply.
+   * Before the start (SPEC section 3 step 0): `fetch-failed` (the package could not be fetched or
+   * installed), `not-runnable` (no launcher for it, or nothing in it to run), `needs-config` (a
+   * required server.json input with no value). `needs-network`: the server reached for the
+   * network while starting, and the sandbox has none.
    */
-  reason: 'spawn-failed' | 'exited-during-init' | 'init-timeout' | 'init-rejected' | 'connect-failed' | 'tls-error' | 'unauthorized' | 'http-error' | 'invalid-entry' | 'session-lost';
+  reason:
+    | 'spawn-failed'
+    | 'exited-during-init'
+    | 'init-timeout'
+    | 'init-rejected'
+    | 'connect-failed'
+    | 'tls-error'
+    | 'unauthorized'
+    | 'http-error'
+    | 'invalid-entry'
+    | 'session-lost'
+    | 'fetch-failed'
+    | 'not-runnable'
+    | 'needs-config'
+    | 'needs-network';
   /** One line for a human, e.g. `the server exited during the handshake (code 3)`. */
   message: string;
   /** The particular part of `message` (`code 3`, `command not found`, the SDK's error text). */

@@ -132,6 +132,7 @@ function header(r: Report): Html {
     ${!r.standard && html`<p class="cap warn">non-standard run: changed locked settings ${r.nonStandardKeys.map((k) => html`<code>${k}</code> `)}</p>`}
     <dl>
       <dt>target</dt><dd><code>${targetLabel(r.target)}</code></dd>
+      ${r.target.package && html`<dt>package</dt><dd>${r.target.package.ecosystem} <code>${r.target.package.name}</code> ${r.target.package.version ?? ''} (via ${r.target.package.launcher})</dd>`}
       ${p && html`<dt>protocol</dt><dd>${p.version ?? '?'} (${p.era ?? '?'})</dd>`}
       <dt>sandbox</dt><dd>${r.sandbox.note}</dd>
       <dt>coverage</dt><dd>${r.coverage.level} · ${tools(r)}</dd>

@@ -81,6 +81,9 @@ function suiteOf(report: Report, c: ReportCheck, prefix = ''): Suite {
     ['weight', c.weight],
     ['severity', c.severity],
     ['verdict', c.verdict],
+    // How the server was isolated (`network on` among it), so that no report hides it.
+    ['sandbox', report.sandbox.note],
+    ...(report.target.package ? [['package', `${report.target.package.ecosystem}:${report.target.package.name}@${report.target.package.version ?? '?'}`]] : []),
   ]
     .map(([k, v]) => `      <property name="${k}" value="${xml(v!)}"/>`)
     .join('\n');
