@@ -9,6 +9,7 @@ import { VERSION } from './version.js';
 import { killAllTargets } from './target/stdio-transport.js';
 import { disposeAllSandboxes } from './target/sandbox.js';
 import { endAllFetches } from './target/fetch.js';
+import { interruptedLine } from './run-state.js';
 
 /** The report formats (SPEC section 2), listed here so that --help needs no reporter loaded. */
 const FORMAT_LIST = 'text, json, sarif, junit, html';
@@ -31,7 +32,8 @@ function guardChildren(): void {
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.once(sig, () => {
       cleanUp();
-      process.exit(sig === 'SIGINT' ? 130 : 143);
+      process.stderr.write(`${process.stderr.isTTY ? '\r\u001b[2K' : ''}${interruptedLine(sig)}\n`);
+      process.exit(sig === 'SIGINT' ? 130 : sig === 'SIGHUP' ? 129 : 143);
     });
   }
 }

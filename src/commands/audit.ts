@@ -10,6 +10,7 @@ import { compareWithBaseline } from '../report/baseline.js';
 import { loadSaved, loadSavedReport } from '../report/load.js';
 import { safeText } from '../report/reporters/text.js';
 import { UsageError, parseEnvList, resolveConfig, targetOf } from './common.js';
+import { runState } from '../run-state.js';
 import { launcherLine, parsePackageOption, type PackageRef } from '../target/launch.js';
 import { exitCode, parseGate } from './gate.js';
 import { combinedExit } from './report.js';
@@ -116,15 +117,26 @@ export async function runAudit(command: string[], opts: AuditCliOptions): Promis
     allowEffects: opts.allowEffects === true,
     transcriptPath: opts.transcript,
     ...(http ? {} : { displayCommand: display }),
-    onProgress: progress?.update,
+    onProgress: track(progress?.update),
   });
   progress?.stop();
   if (baseline) report = compareWithBaseline(report, baseline, opts.baseline!);
-  writeOutputs(report, plan, { color: useColor(opts), verbose: opts.verbose === true });
+  writeOutputs(report, plan, { color: useColor(opts), verbose: opts.verbose === true, quiet: opts.quiet === true });
   if (report.notAudited) process.stderr.write(`sealmark: the target could not be audited: ${safeText(report.notAudited.message)}\n`);
   // The demo is built to fail checks: it shows the report and exits 0 unless asked to gate.
   if (opts.demo && !gate && !baseline) return report.status === 'not-audited' ? 3 : 0;
   return exitCode(report, gate);
+}
+
+/** Keeps {@link runState} up to date for the message of an interrupted run, then draws the progress line. */
+function track(draw: ((p: Progress) => void) | undefined, servers?: string): (p: Progress) => void {
+  return (p) => {
+    runState.phase = p.phase;
+    runState.tool = p.tool;
+    runState.calls = p.calls;
+    runState.servers = servers;
+    draw?.(p);
+  };
 }
 
 /**
@@ -222,7 +234,7 @@ async function runClientConfig(command: string[], opts: AuditCliOptions): Promis
         // One transcript per server: run.<n>-<name>.jsonl.
         ...(opts.transcript ? { transcriptPath: transcriptFor(opts.transcript, i, entry.name, entries.length) } : {}),
         replayVia: via,
-        onProgress: progress?.update,
+        onProgress: track(progress?.update, `server ${i + 1} of ${entries.length}, ${entry.name}`),
       });
     }
     progress?.stop();
@@ -230,7 +242,7 @@ async function runClientConfig(command: string[], opts: AuditCliOptions): Promis
     results.push({ name: entry.name, report: prior ? compareWithBaseline(report, prior, opts.baseline!) : report });
   }
   const multi = multiReport(opts.clientConfig!, results);
-  writeOutputs(multi, plan, { color: useColor(opts), verbose: opts.verbose === true });
+  writeOutputs(multi, plan, { color: useColor(opts), verbose: opts.verbose === true, quiet: opts.quiet === true });
   for (const r of results) if (r.report.notAudited) process.stderr.write(`sealmark: ${safeText(r.name)} could not be audited: ${safeText(r.report.notAudited.message)}\n`);
   return combinedExit(multi, gate);
 }

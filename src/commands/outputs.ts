@@ -105,7 +105,7 @@ function unwritable(path: string): string | undefined {
  * terminal. A file that cannot be written after all does not lose its report: it goes to stdout
  * with the reason on stderr.
  */
-export function writeOutputs(report: Report | MultiReport, plan: readonly OutputPlan[], opts: { color: boolean; verbose: boolean }): void {
+export function writeOutputs(report: Report | MultiReport, plan: readonly OutputPlan[], opts: { color: boolean; verbose: boolean; quiet?: boolean }): void {
   // A report that cannot be written goes to stdout, unless stdout carries a report already: then
   // to stderr, so that stdout stays one document.
   const stdoutTaken = plan.some((p) => p.path === undefined);
@@ -124,6 +124,26 @@ export function writeOutputs(report: Report | MultiReport, plan: readonly Output
       (stdoutTaken ? process.stderr : process.stdout).write(text);
     }
   }
+  // Every report went to a file: one line on stderr says how it went and where they are (SPEC section 8).
+  if (!stdoutTaken && plan.length > 0 && !opts.quiet) process.stderr.write(`${summaryLine(report, plan.map((p) => p.path!))}\n`);
+}
+
+/**
+ * The one-line summary of a run whose reports all went to files:
+ * `sealmark: grade F (57.5%) · 3 failing, 5 partial · written to report.json, report.sarif`.
+ */
+export function summaryLine(report: Report | MultiReport, paths: readonly string[]): string {
+  const to = `written to ${paths.join(', ')}`;
+  if (isMultiReport(report)) {
+    const grades = report.servers.map(({ name, report: r }) => `${name} ${r.status === 'not-audited' ? 'not audited' : r.grade.letter}`);
+    return `sealmark: ${report.servers.length} servers (${grades.join(', ')}) · ${to}`;
+  }
+  if (report.status === 'not-audited') return `sealmark: not audited (${report.notAudited?.reason ?? 'unknown'}) · ${to}`;
+  const levels = report.checks.flatMap((c) => c.findings.map((f) => f.level));
+  const failing = levels.filter((l) => l === 'fail').length;
+  const partial = levels.filter((l) => l === 'partial').length;
+  const pct = report.grade.percent === null ? 'n/a' : `${report.grade.percent}%`;
+  return `sealmark: grade ${report.grade.letter} (${pct}) · ${failing} failing, ${partial} partial findings · ${to}`;
 }
 
 /** Colour for a text report on stdout: a terminal, without --no-color or NO_COLOR. */

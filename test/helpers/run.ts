@@ -1,5 +1,5 @@
 /** Test helpers: run real audits against fixture servers and pick results out of the report. */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -52,10 +52,14 @@ export async function auditFixture(
 ): Promise<Report> {
   const { command, args } = fixtureCommand(name);
   // Without the sandbox a server runs in a directory of its own, never in the repository.
-  const cwd = opts.cwd ?? (opts.sandbox === false ? mkdtempSync(join(tmpdir(), 'sealmark-nosandbox-')) : undefined);
-  const report = await audit({ command, args: [...args, ...extraArgs], config: parseConfig(raw, configRegistry()), sandbox: opts.sandbox, cwd });
-  expectNoCanary(report, name);
-  return report;
+  const own = opts.cwd === undefined && opts.sandbox === false ? mkdtempSync(join(tmpdir(), 'sealmark-nosandbox-')) : undefined;
+  try {
+    const report = await audit({ command, args: [...args, ...extraArgs], config: parseConfig(raw, configRegistry()), sandbox: opts.sandbox, cwd: opts.cwd ?? own });
+    expectNoCanary(report, name);
+    return report;
+  } finally {
+    if (own) rmSync(own, { recursive: true, force: true });
+  }
 }
 
 /**
