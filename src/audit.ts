@@ -303,7 +303,8 @@ function hostIn(line: string): string | undefined {
   const py = /host='([^']+)'(?:,\s*port=(\d+))?/.exec(line);
   if (py) return py[2] ? `${py[1]}:${py[2]}` : py[1];
   const url = /\b(?:https?|wss?):\/\/[^\s'"<>)]+/.exec(line);
-  return url?.[0];
+  if (url) return url[0];
+  return /(?:\b(?:\d{1,3}\.){3}\d{1,3}|\[[0-9a-f:]+\]|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}):\d{2,5}\b/i.exec(line)?.[0];
 }
 
 /**
