@@ -26,7 +26,7 @@ import { replayLine } from './replay.js';
 import { Redactor } from './redact.js';
 import { envCanaries, scanSecrets, secretSet } from './secrets.js';
 import { FETCH_FAILURE_TERMS } from './classify.js';
-import type { PackageRef } from './target/launch.js';
+import type { Launch, PackageRef } from './target/launch.js';
 import { prepareStart } from './target/fetch.js';
 
 /** Options of {@link audit}. */
@@ -86,6 +86,19 @@ export interface AuditOptions {
   /** How the package was asked for, for the report (default `--package`; `--server-json` …). */
   launcher?: string;
   /**
+   * A launch read already (a server.json package, see target/server-json.ts `serverJsonLaunch`):
+   * fetched and started as `package` is, with its `docker run` options for oci.
+   */
+  launch?: Launch;
+  /**
+   * More canary secrets, by name (a server.json input marked `isSecret` gets one): given to the
+   * server in its environment like the environment canaries (stdio), watched by secret-echo and
+   * redacted everywhere.
+   */
+  canaries?: Record<string, string>;
+  /** What the report says of where the target came from (`--server-json`: the file, the entry, notes). */
+  origin?: ReportTarget['origin'];
+  /**
    * The fetch phase (SPEC section 3 step 0) for a launcher line (`npx -y …`, `uvx …`, `pipx run …`,
    * `bunx …`, `docker run …`): the package is installed with the network on into sealmark's cache,
    * then started from there inside the sandbox. Default: on whenever the sandbox is; `false` runs the
@@ -119,12 +132,10 @@ export function serverEnv(config: ResolvedConfig, extra: Record<string, string> 
  */
 export async function audit(options: AuditOptions): Promise<Report> {
   const config = options.config ?? defaultConfig();
-  if (options.url !== undefined) {
-    if (options.command !== undefined || options.package !== undefined) throw new UsageError('give a command, a package or a URL, not two of them');
-    return auditSpec(options, config, httpSpec(options), undefined, {});
-  }
-  if (options.package !== undefined && options.command !== undefined) throw new UsageError('give a command or a package, not both');
-  if (options.command === undefined && options.package === undefined) throw new UsageError('no server: give a command, a package or a URL');
+  const given = [options.url, options.command, options.package, options.launch].filter((x) => x !== undefined).length;
+  if (given > 1) throw new UsageError('give one of a command, a package or a URL');
+  if (given === 0) throw new UsageError('no server: give a command, a package or a URL');
+  if (options.url !== undefined) return auditSpec(options, config, httpSpec(options), undefined, { ...options.canaries });
   const sandboxed = options.sandbox !== false;
   const start = await prepareStart(options, {
     fetch: sandboxed && options.fetch !== false,
@@ -134,11 +145,11 @@ export async function audit(options: AuditOptions): Promise<Report> {
   });
   if (!start.ok) {
     const display = options.displayCommand ?? (options.command !== undefined ? [options.command, ...(options.args ?? [])] : []);
-    return notStartedReport({ kind: 'stdio', command: display, package: start.package }, start, config);
+    return notStartedReport({ kind: 'stdio', command: display, package: start.package, ...(options.origin ? { origin: options.origin } : {}) }, start, config);
   }
   const fetched = start.package;
   // The environment canaries (SPEC section 5 secret-echo) ride with the server's environment.
-  const canaries = envCanaries();
+  const canaries = { ...envCanaries(), ...options.canaries };
   const env = { ...serverEnv(config, options.env), ...canaries };
   const sandbox = sandboxed ? Sandbox.create(config.sandbox) : undefined;
   try {
@@ -183,7 +194,8 @@ function httpReplayFlags(options: AuditOptions): string[] {
 async function auditSpec(options: AuditOptions, config: ResolvedConfig, spec: StdioTargetSpec | HttpTargetSpec, sandbox: Sandbox | undefined, canaries: Record<string, string>, fetched?: ReportTarget['package']): Promise<Report> {
   const isHttp = 'url' in spec;
   const display = isHttp ? [] : (options.displayCommand ?? (options.command !== undefined ? [options.command, ...(options.args ?? [])] : [spec.command, ...spec.args]));
-  const target: ReportTarget = isHttp ? { kind: 'http', command: [], url: spec.url } : { kind: 'stdio', command: display, ...(fetched ? { package: fetched } : {}) };
+  const origin = options.origin ? { origin: options.origin } : {};
+  const target: ReportTarget = isHttp ? { kind: 'http', command: [], url: spec.url, ...origin } : { kind: 'stdio', command: display, ...(fetched ? { package: fetched } : {}), ...origin };
   // The replay needs what the server needed: the config file (its env) and the --env names.
   const via = options.replayVia;
   const replayFlags = via

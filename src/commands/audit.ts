@@ -1,7 +1,8 @@
 /** `sealmark audit`: run the engine on a stdio target and print or write the report(s). */
 import { fileURLToPath } from 'node:url';
 import stringWidth from 'string-width';
-import { audit, httpSpec, unstartableReport } from '../audit.js';
+import { audit, httpSpec, notStartedReport, unstartableReport } from '../audit.js';
+import { auditTargetOf, serverJsonTarget } from './server-json.js';
 import { readClientConfig, type ClientServer } from '../client-config.js';
 import type { Report } from '../report/build.js';
 import { isMultiReport, multiReport } from '../report/multi.js';
@@ -47,6 +48,10 @@ export interface AuditCliOptions {
   allowEffects?: boolean;
   /** `--package npm:@scope/name@1.2.3` (also `pypi:`, `oci:`): fetch and audit a published package. */
   package?: string;
+  /** `--server-json <file>`: audit an entry of the official registry's server.json. */
+  serverJson?: string;
+  packageIndex?: string;
+  remoteIndex?: string;
   allowInstallScripts?: boolean;
   verbose?: boolean;
   color?: boolean;
@@ -73,6 +78,7 @@ export function demoServerPath(): string {
 export async function runAudit(command: string[], opts: AuditCliOptions): Promise<number> {
   if (opts.clientConfig !== undefined) return runClientConfig(command, opts);
   if (opts.server !== undefined) throw new UsageError('--server goes with --client-config');
+  if ((opts.packageIndex !== undefined || opts.remoteIndex !== undefined) && opts.serverJson === undefined) throw new UsageError('--package-index and --remote-index go with --server-json');
   const gate = parseGate(opts.failUnder);
   const plan = planOutputs(opts.format ?? [], opts.output ?? []);
   // A bad baseline must not cost a whole audit: it is read first.
@@ -86,6 +92,8 @@ export async function runAudit(command: string[], opts: AuditCliOptions): Promis
     if (command.length > 0 || opts.url !== undefined || opts.package !== undefined) throw new UsageError('--demo takes no server command, --url or --package');
     target = [process.execPath, demoServerPath()];
     display = ['node', demoServerPath()];
+  } else if (opts.serverJson !== undefined) {
+    if (opts.url !== undefined || opts.package !== undefined || command.length > 0) throw new UsageError('--server-json takes no --url, --package or server command');
   } else if (opts.package !== undefined) {
     if (opts.url !== undefined) throw new UsageError('--package takes no --url: give one or the other');
     pkg = parsePackageOption(opts.package);
@@ -106,17 +114,19 @@ export async function runAudit(command: string[], opts: AuditCliOptions): Promis
   checkOutputs(plan, [{ flag: '--transcript', path: opts.transcript }]);
   const tty = process.stderr.isTTY === true && !opts.quiet ? process.stderr : undefined;
   const progress = tty ? progressLine(tty) : undefined;
-  let report = await audit({
-    ...(http ?? (pkg ? { package: pkg, args: target } : { command: target[0]!, args: target.slice(1) })),
+  const planned = opts.serverJson !== undefined ? serverJsonTarget(opts.serverJson, opts, cliEnv) : undefined;
+  const fromJson = planned && planned.kind !== 'not-started' ? auditTargetOf(planned) : undefined;
+  let report = planned?.kind === 'not-started' ? notStartedReport(planned.target, planned.why) : await audit({
+    ...(fromJson ?? http ?? (pkg ? { package: pkg, args: target } : { command: target[0]!, args: target.slice(1) })),
     config,
-    env: cliEnv,
+    env: { ...cliEnv, ...(fromJson && 'env' in fromJson ? fromJson.env : {}) },
     allowInstallScripts: opts.allowInstallScripts === true,
     ...(via ? { replayVia: [...via, ...Object.keys(cliEnv).flatMap((k) => ['--env', k])] } : {}),
     sandbox: opts.sandbox !== false,
     all: opts.all === true,
     allowEffects: opts.allowEffects === true,
     transcriptPath: opts.transcript,
-    ...(http ? {} : { displayCommand: display }),
+    ...(http || fromJson ? {} : { displayCommand: display }),
     onProgress: track(progress?.update),
   });
   progress?.stop();

@@ -19,6 +19,7 @@ import { ARGUMENT_CANARY, ARGUMENT_CANARY_NAME, envCanaries, scanSecrets, secret
 import { UsageError, parseEnvList, parseSeconds, resolveConfig, targetOf } from './common.js';
 import { parsePackageOption } from '../target/launch.js';
 import { prepareStart } from '../target/fetch.js';
+import { serverJsonTarget } from './server-json.js';
 
 /** How reports write the argument canary (src/redact.ts). */
 const CANARY_PLACEHOLDER = `[redacted:${ARGUMENT_CANARY_NAME}]`;
@@ -44,6 +45,10 @@ export interface CallCliOptions {
   env?: string[];
   /** `--package npm:…`: the published package an audit fetched (the replay of a `--package` audit). */
   package?: string;
+  /** `--server-json <file> [--package-index N | --remote-index N]`: the entry an audit of that file reached. */
+  serverJson?: string;
+  packageIndex?: string;
+  remoteIndex?: string;
   allowInstallScripts?: boolean;
 }
 
@@ -52,7 +57,14 @@ export async function runCall(command: string[], opts: CallCliOptions): Promise<
   const entry = opts.clientConfig !== undefined ? clientEntry(command, opts) : undefined;
   if (opts.package !== undefined && (entry || opts.url !== undefined)) throw new UsageError('--package takes no --url or --client-config');
   const pkg = opts.package !== undefined ? parsePackageOption(opts.package) : undefined;
-  const target = entry ?? (pkg ? { command: command as [string, ...string[]] } : undefined) ?? targetOf(command, opts, "sealmark call --tool <name> --args '<json>' -- <command> [args…]   or   sealmark call --url <url> --tool <name> --args '<json>'");
+  const planned = opts.serverJson !== undefined ? serverJsonTarget(opts.serverJson, opts, parseEnvList(opts.env)) : undefined;
+  if (planned?.kind === 'not-started') {
+    process.stderr.write(`sealmark: the target could not be audited: ${safeText(planned.why.message)}\n`);
+    return 3;
+  }
+  const launch = planned?.kind === 'launch' ? planned : undefined;
+  const fromJson = planned?.kind === 'remote' ? { url: planned.url, headers: planned.headers } : launch ? { command: [] as string[] } : undefined;
+  const target = entry ?? fromJson ?? (pkg ? { command: command as [string, ...string[]] } : undefined) ?? targetOf(command, opts, "sealmark call --tool <name> --args '<json>' -- <command> [args…]   or   sealmark call --url <url> --tool <name> --args '<json>'");
   const http = 'url' in target ? httpSpec(target) : undefined;
   const masked = http && Object.entries(http.headers).find(([, v]) => v.includes('[redacted:'));
   if (masked) {
@@ -74,18 +86,18 @@ export async function runCall(command: string[], opts: CallCliOptions): Promise<
   const timeoutMs = (parseSeconds('--timeout-probe', opts.timeoutProbe) ?? 10) * 1000;
   // The config file, when given, supplies the server's env (as in the audit that printed the line).
   const config = opts.config !== undefined ? resolveConfig({ config: opts.config }, process.cwd()) : defaultConfig();
-  const given = { ...config.env, ...(entry && 'env' in entry ? entry.env : {}), ...parseEnvList(opts.env), ...(http ? headerSecrets(http.headers) : {}) };
+  const given = { ...config.env, ...(entry && 'env' in entry ? entry.env : {}), ...launch?.env, ...parseEnvList(opts.env), ...(http ? headerSecrets(http.headers) : {}) };
   // What variables put into the entry's command line or URL is redacted too, but not given to the server.
   const hidden = entry?.secrets ?? {};
   // The same environment canaries as an audit, so that a secret-echo finding replays.
-  const canaries = envCanaries();
+  const canaries = { ...envCanaries(), ...planned?.canaries };
   const env = { ...serverEnv(config, given), ...canaries };
   const secrets = secretSet(canaries, { ...given, ...hidden });
   const redactor = new Redactor({ ...given, ...hidden, ...canaries });
   if (http) return callIn(http, undefined, { ...opts, rawArgs }, args, timeoutMs, config.timeout_init_sec * 1000, secrets, redactor);
   const cmd = (target as { command: string[] }).command;
   // The same fetch phase as the audit: a replay starts the install the audit started.
-  const start = await prepareStart(pkg ? { package: pkg, args: cmd } : { command: cmd[0], args: cmd.slice(1) }, { fetch: opts.sandbox !== false, allowInstallScripts: opts.allowInstallScripts === true });
+  const start = await prepareStart(launch ? { launch: launch.launch } : pkg ? { package: pkg, args: cmd } : { command: cmd[0], args: cmd.slice(1) }, { fetch: opts.sandbox !== false, allowInstallScripts: opts.allowInstallScripts === true });
   if (!start.ok) {
     process.stderr.write(`sealmark: the target could not be audited: ${safeText(redactor.text(start.message))}\n`);
     return 3;

@@ -148,6 +148,12 @@ export interface ReportTarget {
    * audit's install was used.
    */
   package?: FetchedPackage;
+  /**
+   * Where the target came from when it was not given directly: `--server-json` (the file, the
+   * entry as `packages[N]` or `remotes[N]`, and what reading it noted: an optional input left out,
+   * an unknown schema date).
+   */
+  origin?: { kind: 'server-json'; file: string; entry: string; name: string; version: string | null; notes: string[] };
 }
 
 /** Reasons that come before the server is started: no sandbox was made. */

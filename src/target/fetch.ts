@@ -367,16 +367,18 @@ export type Prepared =
 
 /**
  * The fetch phase for one target (shared by `audit` and `call`, so that a replay starts the same
- * install as the audit it replays): a `--package` is always fetched; a launcher line (`npx -y …`,
+ * install as the audit it replays): a `launch` (a server.json package) or a `--package` is always fetched; a launcher line (`npx -y …`,
  * `uvx …`) is fetched when `fetch` is true (the sandbox is on) and run as given otherwise; any
  * other command is left as it is. Never rejects.
  */
 export async function prepareStart(
-  target: { command?: string; args?: string[]; package?: PackageRef; launcher?: string },
+  target: { command?: string; args?: string[]; package?: PackageRef; launcher?: string; launch?: Launch },
   options: FetchOptions & { fetch: boolean; onFetch?: (label: string) => void },
 ): Promise<Prepared> {
   const args = target.args ?? [];
-  const launch: Launch | undefined = target.package
+  const launch: Launch | undefined = target.launch
+    ? target.launch
+    : target.package
     ? { package: target.package, args, launcher: target.launcher ?? '--package' }
     : options.fetch && target.command !== undefined
       ? recognizeLauncher(target.command, args)

@@ -13,12 +13,32 @@
  * - `sse` (legacy): a GET opens an event stream whose first `endpoint` event names the URL to
  *   POST to; replies come back as `message` events on the stream.
  *
+ * Event streams are read as real servers write them (MCP 2025-11-25 § Sending Messages to the
+ * Server, § Resumability and Redelivery; the official SDK's client does the same):
+ *
+ * - An event with empty data is no message: the priming event a server SHOULD send first (an event
+ *   id and empty data, so that the client can resume), or an empty keep-alive. Comments
+ *   (`: keepalive`) never reach here (the parser drops them), nor do `ping`/`keepalive`/`heartbeat`
+ *   events. None of these is noise. Every other event is delivered in order (notifications, server
+ *   requests and progress may come before the reply).
+ * - Each stream's last event id and `retry:` value are kept. When a POST's stream ends or breaks
+ *   before any reply came on it, and it carried an event id, it is resumed: after the `retry` delay
+ *   (capped at {@link MAX_RESUME_DELAY_MS}), a GET to the endpoint with `Accept: text/event-stream`,
+ *   `Last-Event-ID`, the session id and the version header; the events of that stream are the
+ *   rest of the POST's stream. At most {@link MAX_IDLE_RESUMES} resumes in a row may bring no new
+ *   event, {@link MAX_RESUMES} in all. A GET refused (405, 404, 400 …) or a stream with no event id
+ *   leaves the request without a reply: a broken reply naming the ended stream, as without resuming.
+ * - An event whose id and data were delivered already (a replay on a resumed stream) is not
+ *   delivered again: MCP event ids are unique across the streams of a session.
+ *
  * An HTTP failure is evidence, not an exception, once the handshake is done: the request it
  * answered gets a `malformed` reply naming the status. During the handshake it rejects `send`
  * with {@link HttpFailure}, which the session turns into a clear reason (401/403 name the header
  * to set; TLS errors are named as such).
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/client';
+import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createParser } from 'eventsource-parser';
 import { MAX_LINE_BYTES, type ExitInfo, type NoiseLine, type WireTap } from './stdio-transport.js';
 import type { AuditTransport } from './transport.js';
@@ -49,6 +69,36 @@ const MAX_NOISE_KEPT = 20;
 const NOISE_EXCERPT_CHARS = 200;
 /** How long a legacy server has to send its `endpoint` event (ms). */
 const ENDPOINT_TIMEOUT_MS = 10_000;
+/** The wait before resuming a stream when the server gave no `retry:` (ms). */
+const DEFAULT_RESUME_DELAY_MS = 100;
+/** The longest wait before resuming a stream, whatever `retry:` says (ms): a probe has seconds, not minutes. */
+const MAX_RESUME_DELAY_MS = 5_000;
+/** Resumes in a row that may bring no new event before the request is given up as broken. */
+const MAX_IDLE_RESUMES = 2;
+/** Resumes of one request's stream in all (a server that closes every stream at once, polling). */
+const MAX_RESUMES = 20;
+/** Event ids remembered for spotting a redelivered event. */
+const MAX_EVENT_IDS_KEPT = 50_000;
+/** SSE event types that are keep-alives, not messages. */
+const KEEP_ALIVE_EVENTS = new Set(['ping', 'keepalive', 'keep-alive', 'heartbeat']);
+
+/** What one request's event stream carried so far: its POST response, then the GETs that resumed it. */
+interface StreamState {
+  /** The id of the last event (`Last-Event-ID` when resuming); an empty `id:` resets it. */
+  lastEventId?: string;
+  /** The stream's last `retry:` value (ms). */
+  retryMs?: number;
+  /** A reply came (no resume needed): on the POST's own stream any response, on a resumed stream the request's own. */
+  replied: boolean;
+}
+
+/** What {@link AuditHttpTransport.deliverText} found in one body or event. */
+interface Delivered {
+  /** It held a response (any id). */
+  response: boolean;
+  /** It answered request `id` (a response with that id, or id null), or the wire settled `id` by it. */
+  own: boolean;
+}
 
 export class AuditHttpTransport implements AuditTransport {
   onclose?: () => void;
@@ -80,6 +130,10 @@ export class AuditHttpTransport implements AuditTransport {
   private closed = false;
   /** Legacy mode: the URL the `endpoint` event named. */
   private postUrl: string | undefined;
+  /** The server's last `retry:` on any stream (ms): the resume delay of a stream that gave none. */
+  private retryMs: number | undefined;
+  /** Event id -> digest of its data, for every event delivered: a second delivery is a redelivery. */
+  private readonly deliveredEvents = new Map<string, string>();
 
   constructor(
     readonly spec: HttpTargetSpec,
@@ -108,7 +162,8 @@ export class AuditHttpTransport implements AuditTransport {
       gotEndpoint = resolve;
       badEndpoint = (data) => reject(new HttpFailure(`the endpoint event names ${JSON.stringify(clip(data, 200))}, not a URL on ${new URL(this.spec.url).origin}; sealmark does not send there`, undefined, 'protocol'));
     });
-    void this.readEvents(res, undefined, (event, data) => {
+    void this.readEvents(res, undefined, (event, data, redelivered) => {
+      if (redelivered) return;
       if (event === 'endpoint') {
         // The endpoint must be on the server's own origin: sealmark never sends elsewhere.
         let url: URL | undefined;
@@ -183,11 +238,8 @@ export class AuditHttpTransport implements AuditTransport {
     }
     const type = contentType(res);
     if (type.startsWith('text/event-stream')) {
-      // The reply comes as events, read in the background: a stream may stay open after it. A
-      // stream that ends (or breaks) before the reply came is the reply, missing.
-      void this.readEvents(res, id, (_event, data) => this.deliverText(data, id)).then(() => {
-        if (isRequest && id !== undefined && this.handshakeDone && !this.closed) this.onBroken?.(id, `HTTP ${res.status}: the event stream ended without a reply to this request`);
-      });
+      // The reply comes as events, read in the background: a stream may stay open after it.
+      void this.followStream(res, id, isRequest ? (message ? message.id : id) : undefined);
       return;
     }
     if (!res.ok) return this.httpError(res, id, message);
@@ -248,27 +300,102 @@ export class AuditHttpTransport implements AuditTransport {
     else this.onBroken?.(id, failure.message);
   }
 
-  /** Parses text that should be one JSON-RPC message or an array of them, and hands each on. */
-  private deliverText(text: string, id: number | undefined): void {
+  /**
+   * Reads the event stream of the POST of request `id`, delivering its events; when it ends before
+   * a reply came and carried an event id, resumes it (MCP 2025-11-25 § Resumability and
+   * Redelivery: GET with `Last-Event-ID`) until the reply comes or the bounds are reached. A
+   * request left without a reply is a broken reply, naming the ended stream and the resume tried.
+   */
+  private async followStream(res: Response, id: number | undefined, requestId: unknown): Promise<void> {
+    const isRequest = requestId !== undefined;
+    const stream: StreamState = { replied: false };
+    let resumed = false;
+    const onEvent = (_event: string, data: string, redelivered: boolean): void => {
+      const got = this.deliverText(data, id, redelivered, requestId);
+      // On the POST's own stream any response is its reply (as the SDK's client reads it: a reply
+      // under a wrong id is the wire's to judge). A resumed stream may replay others' replies.
+      if (resumed ? got.own : got.response || got.own) stream.replied = true;
+    };
+    await this.readEvents(res, id, onEvent, { stream });
+    const ended = `HTTP ${res.status}: the event stream ended without a reply to this request`;
+    let problem = ended;
+    let idle = 0;
+    let resumes = 0;
+    // The SDK's own requests (string ids, as its discovery probe's) are resumed too. 2026-07-28
+    // has no resumption (no GET, and a closed stream is the cancellation).
+    const resumable = isRequest && !(this.protocolVersion !== undefined && this.protocolVersion >= '2026-07-28');
+    while (resumable && !stream.replied && stream.lastEventId !== undefined && idle < MAX_IDLE_RESUMES && resumes < MAX_RESUMES) {
+      const from = stream.lastEventId;
+      // Aborted by close(): the wait never holds the process up.
+      await sleep(Math.min(stream.retryMs ?? this.retryMs ?? DEFAULT_RESUME_DELAY_MS, MAX_RESUME_DELAY_MS), undefined, { signal: this.abort.signal }).catch(() => {});
+      if (this.closed || this.exit) return;
+      resumes += 1;
+      const tried = `resuming it (GET with Last-Event-ID ${clip(from, 80)})`;
+      let got: Response;
+      try {
+        got = await this.fetch(this.spec.url, { method: 'GET', headers: { ...this.headersFor(undefined, 'text/event-stream'), 'last-event-id': from } });
+      } catch (err) {
+        if (this.closed) return;
+        problem = `${ended}; ${tried} failed: ${err instanceof Error ? err.message : String(err)}`;
+        idle += 1;
+        continue;
+      }
+      if (!got.ok || !contentType(got).startsWith('text/event-stream')) {
+        await got.body?.cancel().catch(() => {});
+        problem = `${ended}; ${tried} was answered ${got.ok ? `${contentType(got) || 'no content type'}, not an event stream` : `HTTP ${got.status}`}`;
+        // A server busy or failing for now may do better on the next try; any other answer says
+        // it does not resume streams (405: no GET stream at all).
+        if (got.status >= 500 || got.status === 429) {
+          idle += 1;
+          continue;
+        }
+        break;
+      }
+      const sid = got.headers.get('mcp-session-id');
+      if (sid) this.sessionId = sid;
+      resumed = true;
+      await this.readEvents(got, id, onEvent, { stream, stop: () => stream.replied });
+      if (stream.lastEventId === from) idle += 1;
+      else idle = 0;
+      problem = `${ended}; resumed ${resumes === 1 ? 'once' : `${resumes} times`} (GET with Last-Event-ID), and no reply came on the resumed stream either`;
+    }
+    // The wire ignores this when the request was answered (its reply came, or a wrong-id reply
+    // settled it); a request still waiting (the only reply had another id) gets it at once.
+    if (isRequest && id !== undefined && this.handshakeDone && !this.closed) this.onBroken?.(id, problem);
+  }
+
+  /**
+   * Parses text that should be one JSON-RPC message or an array of them, and hands each on (with
+   * `dryRun`, a redelivered event: only what it holds is told, nothing is delivered again).
+   */
+  private deliverText(text: string, id: number | undefined, dryRun = false, requestId: unknown = id): Delivered {
+    const found: Delivered = { response: false, own: false };
     const parsed = safeJson(text);
     if (parsed === undefined) {
+      if (dryRun) return found;
       this.addNoise('not-json', text);
-      if (id !== undefined && this.onBroken?.(id, `the reply is not valid JSON: ${JSON.stringify(text.slice(0, 80))}`)) return;
+      if (id !== undefined && this.onBroken?.(id, `the reply is not valid JSON: ${JSON.stringify(text.slice(0, 80))}`)) return { response: false, own: true };
       this.onUnparsed?.(text);
-      return;
+      return found;
     }
     for (const m of Array.isArray(parsed) ? parsed : [parsed]) {
       if (typeof m !== 'object' || m === null || (m as Record<string, unknown>).jsonrpc !== '2.0') {
-        this.addNoise('not-jsonrpc', JSON.stringify(m) ?? String(m));
+        if (!dryRun) this.addNoise('not-jsonrpc', JSON.stringify(m) ?? String(m));
         continue;
       }
       const msg = m as Record<string, unknown>;
+      if (!('method' in msg)) {
+        found.response = true;
+        if (requestId !== undefined && (msg.id === requestId || msg.id === null)) found.own = true;
+      }
+      if (dryRun) continue;
       const at = this.now();
       for (const tap of this.taps) tap('recv', msg, at);
       // A reply whose id cannot be read (null) answers the request of this very POST.
       if (id !== undefined && !('method' in msg) && msg.id === null && this.handshakeDone && this.onAnswer?.(id, msg)) continue;
       this.onmessage?.(msg as JSONRPCMessage);
     }
+    return found;
   }
 
   /** Reads a whole body, at most {@link MAX_LINE_BYTES}; a longer one is dropped and reported for `id`. */
@@ -278,19 +405,38 @@ export class AuditHttpTransport implements AuditTransport {
     return complete ? Buffer.concat(chunks).toString('utf8') : undefined;
   }
 
-  /** Reads an event stream to its end, calling `onEvent(event, data)` for each event. */
-  private async readEvents(res: Response, id: number | undefined, onEvent: (event: string, data: string) => void): Promise<void> {
+  /**
+   * Reads an event stream to its end (or until `opts.stop()` says so), calling `onEvent(event,
+   * data, redelivered)` for each event that is a message: events with empty data (priming events,
+   * keep-alives) and keep-alive event types are skipped; comments never reach here. The stream's
+   * last event id and `retry:` go to `opts.stream`. `redelivered` is set for an event whose id and
+   * data were delivered already on some stream of this session. Resolves to true when the stream
+   * was read to its end.
+   */
+  private async readEvents(
+    res: Response,
+    id: number | undefined,
+    onEvent: (event: string, data: string, redelivered: boolean) => void,
+    opts: { stream?: StreamState; stop?: () => boolean } = {},
+  ): Promise<boolean> {
     // Bytes since the last whole event: the legacy stream (no request of its own) carries the whole
     // session and has no limit in all, but no one event may pass MAX_LINE_BYTES.
     let sinceEvent = 0;
     const parser = createParser({
+      onRetry: (ms) => {
+        if (opts.stream) opts.stream.retryMs = ms;
+        this.retryMs = ms;
+      },
       onEvent: (e) => {
         sinceEvent = 0;
-        onEvent(e.event ?? 'message', e.data);
+        // As the SSE standard's last event ID: an `id:` sets it, an empty one clears it.
+        if (e.id !== undefined && opts.stream) opts.stream.lastEventId = e.id === '' ? undefined : e.id;
+        if (e.data.trim() === '' || (e.event !== undefined && KEEP_ALIVE_EVENTS.has(e.event.toLowerCase()))) return;
+        onEvent(e.event ?? 'message', e.data, e.id ? this.redelivered(e.id, e.data) : false);
       },
     });
     const decoder = new TextDecoder();
-    await this.readLimited(
+    return this.readLimited(
       res,
       id,
       (chunk) => {
@@ -301,10 +447,19 @@ export class AuditHttpTransport implements AuditTransport {
           return false;
         }
         parser.feed(decoder.decode(chunk, { stream: true }));
-        return true;
+        return !opts.stop?.();
       },
       { bounded: id !== undefined, brokenIsReply: false },
     );
+  }
+
+  /** True when an event with this id and data was delivered already; else remembers it. */
+  private redelivered(eventId: string, data: string): boolean {
+    const digest = createHash('sha256').update(data).digest('base64');
+    if (this.deliveredEvents.get(eventId) === digest) return true;
+    this.deliveredEvents.set(eventId, digest);
+    if (this.deliveredEvents.size > MAX_EVENT_IDS_KEPT) this.deliveredEvents.delete(this.deliveredEvents.keys().next().value!);
+    return false;
   }
 
   /**
