@@ -431,7 +431,9 @@ export class AuditHttpTransport implements AuditTransport {
         sinceEvent = 0;
         // As the SSE standard's last event ID: an `id:` sets it, an empty one clears it.
         if (e.id !== undefined && opts.stream) opts.stream.lastEventId = e.id === '' ? undefined : e.id;
-        if (e.data.trim() === '' || (e.event !== undefined && KEEP_ALIVE_EVENTS.has(e.event.toLowerCase()))) return;
+        // (A legacy `endpoint` event with empty data still names a URL: the stream's own.)
+        const empty = e.data.trim() === '' && !(this.mode === 'sse' && e.event === 'endpoint');
+        if (empty || (e.event !== undefined && KEEP_ALIVE_EVENTS.has(e.event.toLowerCase()))) return;
         onEvent(e.event ?? 'message', e.data, e.id ? this.redelivered(e.id, e.data) : false);
       },
     });
