@@ -121,6 +121,8 @@ async function fetchNpm(launch: Launch, o: Opts): Promise<Installed | FetchFaile
   npmEnv.npm_config_fetch_retries ??= '1';
   npmEnv.npm_config_fetch_retry_mintimeout ??= '1000';
   npmEnv.npm_config_fetch_retry_maxtimeout ??= '2000';
+  // A registry that never answers would hold npm for its default 5 minutes per request.
+  npmEnv.npm_config_fetch_timeout ??= '60000';
   let version = ref.version;
   if (version === undefined || !EXACT_NPM.test(version)) {
     const view = await run('npm', ['view', `${ref.name}@${version ?? 'latest'}`, 'version', '--json'], { env: npmEnv, timeoutMs: o.timeoutMs });
