@@ -505,7 +505,11 @@ describe('hangs-forever.mjs: the progress line on a narrow terminal', () => {
     mkdirSync(at('pty'));
     const full = await ptyAudit(at('pty', 'full.json'));
     expect(full.stdout).toMatch(/^PID=\d+\r?\n/);
-    const frames = framesOf(full.stdout);
+    // Every report went to a file: after the cleared line, one summary line (SPEC section 8).
+    const summary = /\r\u001b\[2Ksealmark: grade F \(0%\) · \d+ failing, \d+ partial findings · written to \S+full\.json\r?\n$/;
+    expect(full.stdout).toMatch(summary);
+    const progress = full.stdout.replace(summary, '\r\u001b[2K');
+    const frames = framesOf(progress);
     expect(frames.length, JSON.stringify(full.stdout.slice(0, 500))).toBeGreaterThan(0);
     // A frame naming the 60-character CJK tool was drawn, and cut.
     const wide = frames.filter((f) => f.includes('宽'));
@@ -515,16 +519,22 @@ describe('hangs-forever.mjs: the progress line on a narrow terminal', () => {
       expect(f, JSON.stringify(f)).not.toMatch(/[\u0000-\u001f\u2028\u2029]/);
       expect(displayWidth(f), JSON.stringify(f)).toBeLessThanOrEqual(39);
     }
-    expect(full.stdout.endsWith('\r\u001b[2K'), JSON.stringify(full.stdout.slice(-80))).toBe(true);
+    expect(progress.endsWith('\r\u001b[2K'), JSON.stringify(progress.slice(-80))).toBe(true);
     expect(existsSync(at('pty', 'full.json'))).toBe(true);
 
-    // Interrupted once the wide tool's frame is up: the process ends (130), the last thing written
-    // clears the line, and no report is left behind.
+    // Interrupted once the wide tool's frame is up: the process ends (130), the progress line is
+    // cleared, and no report is left behind.
     const cut = await ptyAudit(at('pty', 'cut.json'), '宽');
     expect(cut.interrupted, JSON.stringify(cut.stdout.slice(0, 500))).toBe(true);
     expect(cut.code, cut.stdout + cut.stderr).toBe(130);
-    for (const f of framesOf(cut.stdout)) expect(displayWidth(f), JSON.stringify(f)).toBeLessThanOrEqual(39);
-    expect(cut.stdout.endsWith('\r\u001b[2K'), JSON.stringify(cut.stdout.slice(-80))).toBe(true);
+    // After the cleared line, one line says what had been done (SPEC section 8: an interrupted run).
+    const said = /\r\u001b\[2Ksealmark: interrupted \(SIGINT\) during \S[^\r\n]* after \d+ calls? made; every process it started was stopped and its scratch folders removed; no report was written\r?\n(?:\r\u001b\[2K)?$/;
+    expect(cut.stdout).toMatch(said);
+    // The tool's name in that line is cut, as in the progress line.
+    expect(cut.stdout).not.toContain('宽'.repeat(40));
+    const cutProgress = cut.stdout.replace(said, '\r\u001b[2K');
+    for (const f of framesOf(cutProgress)) expect(displayWidth(f), JSON.stringify(f)).toBeLessThanOrEqual(39);
+    expect(cutProgress.endsWith('\r\u001b[2K'), JSON.stringify(cutProgress.slice(-80))).toBe(true);
     expect(existsSync(at('pty', 'cut.json'))).toBe(false);
   }, SLOW);
 });

@@ -733,7 +733,11 @@ describe('progress line', () => {
     expect(tty.code, tty.stdout + tty.stderr).toBe(0);
     expect(existsSync(join(tmp, 'tty.json'))).toBe(true);
     expect(tty.stdout).toContain('\r\u001b[2K');
-    const drawn = tty.stdout.split('\r').map((s) => s.replace(/^\u001b\[2K/, '')).filter((s) => s.includes(' · '));
+    // The report went to the file: once the line is cleared, one summary line says where (SPEC section 8).
+    const summary = /\r\u001b\[2Ksealmark: grade [A-F] \([\d.]+%\) · \d+ failing, \d+ partial findings · written to \S+tty\.json\r?\n$/;
+    expect(tty.stdout).toMatch(summary);
+    const progress = tty.stdout.replace(summary, '\r\u001b[2K');
+    const drawn = progress.split('\r').map((s) => s.replace(/^\u001b\[2K/, '')).filter((s) => s.includes(' · '));
     expect(drawn.length, JSON.stringify(tty.stdout.slice(0, 500))).toBeGreaterThan(0);
     const matched = drawn.map((s) => LINE.exec(s)?.groups).filter((g) => g !== undefined);
     expect(matched.length, `no progress line matched; first lines: ${JSON.stringify(drawn.slice(0, 5))}`).toBeGreaterThan(0);
@@ -746,7 +750,7 @@ describe('progress line', () => {
     for (const s of drawn) expect(s, JSON.stringify(s)).toMatch(/ · \d+ calls?$/);
     // The report went to the file, not to the terminal; the last thing written clears the line.
     expect(tty.stdout).not.toMatch(/^grade [A-F]/m);
-    expect(tty.stdout.endsWith('\r\u001b[2K')).toBe(true);
+    expect(progress.endsWith('\r\u001b[2K')).toBe(true);
   });
 
   it('with --quiet: no progress line and no escape sequence', () => {
