@@ -141,6 +141,7 @@ export async function audit(options: AuditOptions): Promise<Report> {
     fetch: sandboxed && options.fetch !== false,
     allowInstallScripts: options.allowInstallScripts,
     cacheDir: options.cacheDir,
+    cwd: options.cwd,
     onFetch: (label) => options.onProgress?.({ phase: `fetching ${label}`, calls: 0 }),
   });
   if (!start.ok) {

@@ -97,7 +97,7 @@ export async function runCall(command: string[], opts: CallCliOptions): Promise<
   if (http) return callIn(http, undefined, { ...opts, rawArgs }, args, timeoutMs, config.timeout_init_sec * 1000, secrets, redactor);
   const cmd = (target as { command: string[] }).command;
   // The same fetch phase as the audit: a replay starts the install the audit started.
-  const start = await prepareStart(launch ? { launch: launch.launch } : pkg ? { package: pkg, args: cmd } : { command: cmd[0], args: cmd.slice(1) }, { fetch: opts.sandbox !== false, allowInstallScripts: opts.allowInstallScripts === true });
+  const start = await prepareStart(launch ? { launch: launch.launch } : pkg ? { package: pkg, args: cmd } : { command: cmd[0], args: cmd.slice(1) }, { fetch: opts.sandbox !== false, allowInstallScripts: opts.allowInstallScripts === true, cwd: entry && 'cwd' in entry ? entry.cwd : undefined });
   if (!start.ok) {
     process.stderr.write(`sealmark: the target could not be audited: ${safeText(redactor.text(start.message))}\n`);
     return 3;

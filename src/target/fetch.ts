@@ -20,7 +20,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { packageLabel, recognizeLauncher, type Launch, type PackageRef } from './launch.js';
 import { findExecutable } from './sandbox.js';
 
@@ -360,6 +360,31 @@ export interface FetchedPackage {
   launcher: string;
   /** An earlier audit's install was used: nothing was downloaded. */
   reused: boolean;
+  /** `project`: an unversioned `npx` line named a package the project has installed, and that install was started. Absent: sealmark's cache. */
+  from?: 'project';
+}
+
+/**
+ * The project's own install of an unversioned npm launch (`npx tsx`, `npx -y my-server`): the
+ * nearest `node_modules/<name>` from `cwd` upward, as npx finds it. Undefined when there is none
+ * or the line names a version (then the cache's exact install is used).
+ */
+function projectInstall(launch: Launch, cwd: string): Installed | FetchFailed | undefined {
+  const ref = launch.package;
+  if (ref.ecosystem !== 'npm' || ref.version !== undefined || launch.launcher === '--package' || launch.launcher === '--server-json') return undefined;
+  for (let dir = cwd; ; dir = dirname(dir)) {
+    const manifest = join(dir, 'node_modules', ref.name, 'package.json');
+    if (existsSync(manifest)) {
+      let version: unknown;
+      try {
+        version = (JSON.parse(readFileSync(manifest, 'utf8')) as { version?: unknown }).version;
+      } catch {
+        return undefined;
+      }
+      return typeof version === 'string' ? npmStart(launch, { ...ref, version }, dir, true) : undefined;
+    }
+    if (dirname(dir) === dir) return undefined;
+  }
 }
 
 /** What to start, after the fetch phase: the command and arguments, and the package when one was fetched. */
@@ -375,7 +400,7 @@ export type Prepared =
  */
 export async function prepareStart(
   target: { command?: string; args?: string[]; package?: PackageRef; launcher?: string; launch?: Launch },
-  options: FetchOptions & { fetch: boolean; onFetch?: (label: string) => void },
+  options: FetchOptions & { fetch: boolean; onFetch?: (label: string) => void; cwd?: string },
 ): Promise<Prepared> {
   const args = target.args ?? [];
   const launch: Launch | undefined = target.launch
@@ -386,6 +411,10 @@ export async function prepareStart(
       ? recognizeLauncher(target.command, args)
       : undefined;
   if (!launch) return { ok: true, command: target.command ?? '', args };
+  // `npx tsx`, `npx my-server` in a project that has it: npx runs the project's own install, with
+  // no registry; so does sealmark (the sandbox starts elsewhere, where npx would not find it).
+  const local = projectInstall(launch, options.cwd ?? process.cwd());
+  if (local?.ok) return { ok: true, command: local.command, args: local.args, package: { ecosystem: 'npm', name: local.package.name, version: local.package.version, launcher: launch.launcher, reused: true, from: 'project' } };
   options.onFetch?.(packageLabel(launch.package));
   const got = await fetchLaunch(launch, options);
   if (!got.ok) {

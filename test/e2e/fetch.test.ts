@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, type CliRun } from '../helpers/cli.js';
+import { root } from '../helpers/run.js';
 import { startNpmRegistry, startPypiIndex, type NpmRegistry, type PypiIndex } from '../helpers/registries.js';
 import { networkNamespaceAvailable } from '../../src/target/sandbox.js';
 import type { Report } from '../../src/report/build.js';
@@ -108,6 +109,23 @@ describe('npm packages', () => {
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toMatch(/package +npm @fixture\/echo-server 1\.1\.0 \(via npx; fetched and installed, then run offline\)/);
       expect(r.stdout).toMatch(/server +@fixture\/echo-server 1\.1\.0/);
+    },
+    SLOW,
+  );
+
+  it(
+    'an unversioned npx line naming a package the project has installed starts that install, as npx would, with no request',
+    async () => {
+      npm.requests.length = 0;
+      const started = Date.now();
+      const r = await runCli(['audit', '--format', 'json', '--only', 'handshake', '--', 'npx', '-y', '@modelcontextprotocol/server-memory'], { env: { ...npm.env(), SEALMARK_CACHE: cache('project') }, cwd: root });
+      const report = JSON.parse(r.stdout) as Report;
+      expect(report.status, r.stderr).toBe('audited');
+      expect(report.target.package).toEqual({ ecosystem: 'npm', name: '@modelcontextprotocol/server-memory', version: '2026.8.31', launcher: 'npx', reused: true, from: 'project' });
+      expect(report.protocol?.server.name).toBe('memory-server');
+      expect(npm.requests).toEqual([]);
+      expect(existsSync(cache('project'))).toBe(false);
+      expect(Date.now() - started).toBeLessThan(60_000);
     },
     SLOW,
   );
