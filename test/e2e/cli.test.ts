@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixture, root } from '../helpers/run.js';
 import { cliLine, runCli, type CliRun } from '../helpers/cli.js';
+import { startNpmRegistry, type NpmRegistry } from '../helpers/registries.js';
 import type { Report } from '../../src/report/build.js';
 
 const tmpDirs: string[] = [];
@@ -259,12 +260,36 @@ describe('--transcript', () => {
 });
 
 describe('a published server through npx', () => {
-  it('audit --format json -- npx -y @modelcontextprotocol/server-everything: a report that names the negotiated version', async () => {
-    // npx finds the pinned devDependency in this repository's node_modules; offline keeps it from
-    // asking the registry (tests send nothing beyond loopback).
-    const r = await runCli(['audit', '--format', 'json', '--timeout-probe', '3', '--env', 'npm_config_offline=true', '--', 'npx', '-y', '@modelcontextprotocol/server-everything']);
+  // The real package, fetched through npx from a loopback registry that mirrors it (and its whole
+  // dependency closure) from this repository's node_modules, into a sealmark cache of this test's
+  // own: the fetch phase runs for real and nothing leaves 127.0.0.1.
+  const PKG = '@modelcontextprotocol/server-everything';
+  const VERSION = '2026.8.31';
+  let registry: NpmRegistry | undefined;
+  afterAll(async () => {
+    await registry?.close();
+  });
+
+  it(`audit --format json -- npx -y ${PKG}@${VERSION} from a loopback registry: a report that names the negotiated version`, async () => {
+    registry = await startNpmRegistry({ folders: [], mirror: [PKG] });
+    expect(registry.mirrored.find((p) => p.name === PKG)?.version).toBe(VERSION);
+    const cacheDir = tempDir();
+    const r = await runCli(['audit', '--format', 'json', '--timeout-probe', '3', '--', 'npx', '-y', `${PKG}@${VERSION}`], {
+      env: { ...registry.env(), SEALMARK_CACHE: cacheDir },
+      cwd: tempDir(),
+    });
     expect(r.stderr).toBe('');
     const report = JSON.parse(r.stdout) as Report;
+    expect(report.target.package).toEqual({ ecosystem: 'npm', name: PKG, version: VERSION, launcher: 'npx', reused: false });
+    // Fetched from the loopback registry: its packument and tarball, and every dependency found there.
+    expect(registry.requests).toContain(`GET /@modelcontextprotocol%2fserver-everything`);
+    expect(registry.requests).toContain(`GET /${PKG}/-/server-everything-${VERSION}.tgz`);
+    expect(registry.requests.filter((q) => q.endsWith('.tgz')).length).toBeGreaterThan(50);
+    // The only 404s: optional peers that are not installed here either (npm asks for them anyway).
+    for (const miss of registry.notFound) {
+      expect(registry.mirrorStats!.absentOptional.map((n) => `GET /${n.replace('/', '%2f')}`)).toContain(miss);
+    }
+    expect(existsSync(join(cacheDir, 'npm', `@modelcontextprotocol+server-everything@${VERSION}`))).toBe(true);
     expect(report.status).toBe('audited');
     expect(report.protocol).toMatchObject({ version: '2025-11-25', era: 'legacy', server: { name: 'mcp-servers/everything' } });
     expect(report.tools.length).toBeGreaterThan(10);
@@ -291,5 +316,5 @@ describe('a published server through npx', () => {
     ]);
     expect(report.checks.find((c) => c.id === 'default-call-effects')!.findings.map((f) => f.tool)).toEqual(['gzip-file-as-resource']);
     expect(r.code).toBe(1);
-  });
+  }, 180_000);
 });

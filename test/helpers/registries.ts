@@ -2,7 +2,9 @@
  * Test helpers: loopback package registries, so that the fetch phase (npm install / pip install into
  * sealmark's cache) can be tested without ever leaving 127.0.0.1.
  *
- *   startNpmRegistry()  a minimal npm registry serving the packages under test/fixtures/packages/npm/
+ *   startNpmRegistry()  a minimal npm registry serving the packages under test/fixtures/packages/npm/,
+ *                       and (option `mirror`) real packages with their whole dependency closure as
+ *                       installed in this repository's node_modules, tarred and gzipped in process
  *   startPypiIndex()    a PEP 503 "simple" index serving wheels built from test/fixtures/packages/pypi/
  *
  * Both listen on 127.0.0.1 on a free port, log every request, can be switched at runtime to answer
@@ -12,14 +14,16 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { devNull, tmpdir } from 'node:os';
-import { join, relative, sep } from 'node:path';
+import { basename, dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { deflateRawSync } from 'node:zlib';
+import { deflateRawSync, gzipSync } from 'node:zlib';
 
+/** This repository's root: the folder whose node_modules `mirror` packages come from by default. */
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** test/fixtures/packages/npm/: one folder per package version (package.json + server file). */
 export const NPM_FIXTURES_DIR = fileURLToPath(new URL('../fixtures/packages/npm/', import.meta.url));
 /** test/fixtures/packages/pypi/: one folder per distribution (pyproject.toml + import package). */
@@ -46,6 +50,11 @@ export interface LoopbackRegistry {
    */
   readonly requests: string[];
   /**
+   * The requests (as in `requests`) that were answered 404, in arrival order: a package or file the
+   * registry does not have. Tests may clear it.
+   */
+  readonly notFound: string[];
+  /**
    * Stops listening, drops open (also hanging) connections and removes this registry's temp folders,
    * including the client cache that env() points at. Idempotent; resolves once the server is closed.
    */
@@ -65,11 +74,10 @@ export interface NpmEnvOptions {
   timeoutMs?: number;
 }
 
-export interface NpmFixturePackage {
+/** A name@version the npm registry serves. */
+export interface NpmServedPackage {
   name: string;
   version: string;
-  /** The folder under test/fixtures/packages/npm/ it was packed from. */
-  folder: string;
   /** Absolute tarball URL, e.g. http://127.0.0.1:41234/@fixture/echo-server/-/echo-server-1.0.0.tgz. */
   tarball: string;
   /** sha1 of the tarball, hex. */
@@ -78,9 +86,48 @@ export interface NpmFixturePackage {
   integrity: string;
 }
 
+export interface NpmFixturePackage extends NpmServedPackage {
+  /** The folder under test/fixtures/packages/npm/ it was packed from. */
+  folder: string;
+}
+
+export interface NpmMirroredPackage extends NpmServedPackage {
+  /** The installed folder it was tarred from (real path), e.g. /work/main/node_modules/express/node_modules/content-type. */
+  dir: string;
+  /** Files in the tarball. */
+  files: number;
+  /** Size of the tarball (gzipped), bytes. */
+  bytes: number;
+  /** Sum of the files' sizes, bytes. */
+  unpackedBytes: number;
+}
+
+/** What building the mirror took (see StartNpmRegistryOptions.mirror). */
+export interface NpmMirrorStats {
+  /** name@version pairs served. */
+  packages: number;
+  files: number;
+  /** All tarballs together (gzipped), bytes. */
+  bytes: number;
+  unpackedBytes: number;
+  /** Wall time of walking the tree and building every tarball, ms. */
+  ms: number;
+  /**
+   * Optional dependencies and optional peers that a mirrored package declares but that are not
+   * installed, so not served, sorted. npm (11.x) still asks for the packument of an optional peer
+   * it will not install (npm/cli#9876) and takes the 404 in its stride: such requests are the only
+   * 404s an install of a mirrored package should see.
+   */
+  absentOptional: string[];
+}
+
 export interface NpmRegistry extends LoopbackRegistry {
-  /** The packages served, one entry per name@version. */
+  /** The fixture packages served, one entry per name@version. */
   readonly packages: readonly NpmFixturePackage[];
+  /** The mirrored packages served (option `mirror`), one entry per name@version, sorted; empty without it. */
+  readonly mirrored: readonly NpmMirroredPackage[];
+  /** What building the mirror took; undefined without `mirror`. */
+  readonly mirrorStats: NpmMirrorStats | undefined;
   /**
    * The environment that points the npm client (npm, npx) at this registry, to be merged over
    * process.env: npm_config_registry (this url), npm_config_cache (a temp folder of this registry's,
@@ -100,10 +147,29 @@ export interface StartNpmRegistryOptions {
   folders?: string[];
   /** Initial mode. Default 'ok'. */
   mode?: RegistryMode;
+  /**
+   * Names of packages installed in `mirrorFrom`'s node_modules (e.g.
+   * `['@modelcontextprotocol/server-everything']`) to serve as well, with their whole production
+   * dependency closure as installed there, so that `npm install <name>@<installed version>` through
+   * env() is satisfied by this registry alone. From each package.json the walk follows
+   * `dependencies` and non-optional `peerDependencies` (both must be installed, or the start
+   * rejects naming what is missing), and `optionalDependencies` and optional peers when installed;
+   * each is resolved as Node does: `<pkg>/node_modules/<dep>` first, then up the tree (never above
+   * `mirrorFrom`). Every name@version found (several versions of one name when nested) is tarred from
+   * its installed folder in process: entries under `package/`, nested node_modules left out,
+   * symlinks skipped, file modes kept, fixed mtimes; gzipped and held in memory for the registry's
+   * lifetime. Its packument version is the installed package.json without `_`-prefixed fields, plus
+   * `_id` and `dist` {tarball, shasum, integrity} of that tarball; `dist-tags.latest` is the highest
+   * version. A name@version both mirrored and a fixture rejects. Default: none.
+   */
+  mirror?: string[];
+  /** The folder whose node_modules `mirror` reads. Default {@link REPO_ROOT}. */
+  mirrorFrom?: string;
 }
 
 /**
- * Starts a minimal npm registry on 127.0.0.1 (random free port) serving the fixture packages.
+ * Starts a minimal npm registry on 127.0.0.1 (random free port) serving the fixture packages
+ * (and, with `mirror`, installed packages with their dependency closure).
  *
  * At start it packs the fixture folders with `npm pack --ignore-scripts` (offline, in an isolated
  * cache; no script runs, nothing touches the network) and keeps the tarballs in memory. It serves
@@ -115,17 +181,24 @@ export interface StartNpmRegistryOptions {
  * Anything else gets 404 `{"error":"Not found"}`, as registry.npmjs.org answers.
  *
  * Rejects when a folder is missing or has no valid package.json, two folders hold the same
- * name@version, or npm pack fails (with npm's stderr).
+ * name@version, npm pack fails (with npm's stderr), or a mirrored package or one of its required
+ * dependencies is not installed.
  */
 export async function startNpmRegistry(options: StartNpmRegistryOptions = {}): Promise<NpmRegistry> {
   const folders = options.folders ?? listDirs(NPM_FIXTURES_DIR);
   const dirs = new TempDirs();
   try {
     const packed = await packNpmFolders(folders, dirs);
+    const mirror = options.mirror?.length ? buildNpmMirror(options.mirror, options.mirrorFrom ?? REPO_ROOT) : undefined;
+    for (const m of mirror?.packages ?? []) {
+      const clash = packed.find((p) => p.manifest.name === m.manifest.name && p.manifest.version === m.manifest.version);
+      if (clash) throw new Error(`${m.manifest.name}@${m.manifest.version} is both the npm fixture ${clash.folder} and mirrored from ${m.dir}`);
+    }
     const cacheDir = dirs.make('npm-cache');
     const packuments = new Map<string, Record<string, unknown>>();
     const tarballs = new Map<string, Buffer>();
     const packages: NpmFixturePackage[] = [];
+    const mirrored: NpmMirroredPackage[] = [];
 
     const core = await listen(options.mode ?? 'ok', (req, res, url) => {
       let path: string;
@@ -144,39 +217,45 @@ export async function startNpmRegistry(options: StartNpmRegistryOptions = {}): P
       sendJson(res, 404, { error: 'Not found' });
     }, dirs);
 
-    for (const p of packed) {
-      const base = p.manifest.name.split('/').pop()!;
-      const tarballPath = `/${p.manifest.name}/-/${base}-${p.manifest.version}.tgz`;
-      const pkg: NpmFixturePackage = {
-        name: p.manifest.name,
-        version: p.manifest.version,
-        folder: p.folder,
+    /** Adds one name@version: its tarball and its packument entry. */
+    const serve = (manifest: PackedFolder['manifest'], tgz: Buffer): NpmServedPackage => {
+      const base = manifest.name.split('/').pop()!;
+      const tarballPath = `/${manifest.name}/-/${base}-${manifest.version}.tgz`;
+      const pkg: NpmServedPackage = {
+        name: manifest.name,
+        version: manifest.version,
         tarball: core.url + tarballPath,
-        shasum: createHash('sha1').update(p.tgz).digest('hex'),
-        integrity: `sha512-${createHash('sha512').update(p.tgz).digest('base64')}`,
+        shasum: createHash('sha1').update(tgz).digest('hex'),
+        integrity: `sha512-${createHash('sha512').update(tgz).digest('base64')}`,
       };
-      packages.push(pkg);
-      tarballs.set(tarballPath, p.tgz);
+      tarballs.set(tarballPath, tgz);
       const doc = (packuments.get(pkg.name) ?? { _id: pkg.name, name: pkg.name, 'dist-tags': {}, versions: {} }) as {
         'dist-tags': Record<string, string>;
         versions: Record<string, unknown>;
       };
-      const scripts = (p.manifest.scripts ?? {}) as Record<string, unknown>;
+      const scripts = (manifest.scripts ?? {}) as Record<string, unknown>;
       doc.versions[pkg.version] = {
-        ...p.manifest,
+        ...manifest,
         _id: `${pkg.name}@${pkg.version}`,
-        dependencies: p.manifest.dependencies ?? {},
+        dependencies: manifest.dependencies ?? {},
         ...(['preinstall', 'install', 'postinstall'].some((s) => s in scripts) ? { hasInstallScript: true } : {}),
         dist: { tarball: pkg.tarball, shasum: pkg.shasum, integrity: pkg.integrity },
       };
       const latest = doc['dist-tags'].latest;
       if (latest === undefined || compareVersions(pkg.version, latest) > 0) doc['dist-tags'].latest = pkg.version;
       packuments.set(pkg.name, doc);
+      return pkg;
+    };
+    for (const p of packed) packages.push({ ...serve(p.manifest, p.tgz), folder: p.folder });
+    for (const m of mirror?.packages ?? []) {
+      mirrored.push({ ...serve(m.manifest, m.tgz), dir: m.dir, files: m.files, bytes: m.tgz.length, unpackedBytes: m.unpackedBytes });
     }
 
     // Object.assign onto the handle (not a spread) keeps its live `mode` getter.
     return Object.assign(core.handle, {
       packages,
+      mirrored,
+      mirrorStats: mirror?.stats,
       env: ({ failFast = false, timeoutMs = 3_000 }: NpmEnvOptions = {}) => ({
         npm_config_registry: core.url,
         npm_config_cache: cacheDir,
@@ -314,8 +393,13 @@ async function listen(
 ): Promise<{ url: string; handle: LoopbackRegistry }> {
   let mode = initialMode;
   const requests: string[] = [];
+  const notFound: string[] = [];
   const server = createServer((req, res) => {
-    requests.push(`${req.method} ${req.url}`);
+    const line = `${req.method} ${req.url}`;
+    requests.push(line);
+    res.once('finish', () => {
+      if (res.statusCode === 404) notFound.push(line);
+    });
     req.resume(); // drain any body
     if (mode === 'hang') return;
     if (mode === 'error500') return sendJson(res, 500, { error: 'Internal Server Error' });
@@ -338,6 +422,7 @@ async function listen(
       mode = next;
     },
     requests,
+    notFound,
     close: () =>
       (closing ??= new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -462,6 +547,188 @@ function compareVersions(a: string, b: string): number {
     if (d !== 0) return d;
   }
   return Number(y.pre) - Number(x.pre);
+}
+
+// ---------------------------------------------------------------------------------------------
+// npm: mirroring installed packages (with their dependency closure) from a node_modules tree.
+
+interface MirroredBuild {
+  manifest: PackedFolder['manifest'];
+  dir: string;
+  tgz: Buffer;
+  files: number;
+  unpackedBytes: number;
+}
+
+/** npm pack's fixed mtime for every entry (1985-10-26T08:15:00Z), so tarballs do not depend on when they were built. */
+const NPM_MTIME = 499162500;
+
+/**
+ * Walks the dependency closure of `names` as installed under `root`/node_modules and tars every
+ * name@version found (see StartNpmRegistryOptions.mirror).
+ */
+function buildNpmMirror(names: string[], root: string): { packages: MirroredBuild[]; stats: NpmMirrorStats } {
+  const started = Date.now();
+  const top = realpathSync(root);
+  const byId = new Map<string, MirroredBuild>();
+  const visited = new Set<string>(); // real dirs
+  const absentOptional = new Set<string>();
+  const queue: string[] = [];
+
+  const readManifest = (dir: string): PackedFolder['manifest'] => {
+    const file = join(dir, 'package.json');
+    const raw = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    if (typeof raw.name !== 'string' || typeof raw.version !== 'string') throw new Error(`${file}: package.json needs a name and a version`);
+    return Object.fromEntries(Object.entries(raw).filter(([k]) => !k.startsWith('_'))) as PackedFolder['manifest'];
+  };
+
+  for (const name of names) {
+    const dir = resolveInstalled(name, top, top);
+    if (!dir) throw new Error(`mirror: ${name} is not installed in ${join(top, 'node_modules')}`);
+    queue.push(dir);
+  }
+  while (queue.length > 0) {
+    const dir = queue.shift()!;
+    if (visited.has(dir)) continue;
+    visited.add(dir);
+    const manifest = readManifest(dir);
+    const id = `${manifest.name}@${manifest.version}`;
+    if (manifest.bundleDependencies || manifest.bundledDependencies) throw new Error(`mirror: ${id} bundles dependencies, which the mirror does not support`);
+    if (!byId.has(id)) byId.set(id, { manifest, dir, ...tarPackage(dir) });
+
+    const deps = (field: string): string[] => Object.keys((manifest[field] ?? {}) as Record<string, unknown>);
+    const peerMeta = (manifest.peerDependenciesMeta ?? {}) as Record<string, { optional?: boolean }>;
+    const required = [...deps('dependencies'), ...deps('peerDependencies').filter((d) => peerMeta[d]?.optional !== true)];
+    const optional = [...deps('optionalDependencies'), ...deps('peerDependencies').filter((d) => peerMeta[d]?.optional === true)];
+    for (const dep of new Set([...required, ...optional])) {
+      const found = resolveInstalled(dep, dir, top);
+      if (found) queue.push(found);
+      else if (required.includes(dep) && !optional.includes(dep)) {
+        throw new Error(`mirror: ${id} (${dir}) depends on ${dep}, which is not installed where Node would find it`);
+      } else absentOptional.add(dep);
+    }
+  }
+
+  const packages = [...byId.values()].sort((a, b) => a.manifest.name.localeCompare(b.manifest.name) || compareVersions(a.manifest.version, b.manifest.version));
+  const stats: NpmMirrorStats = {
+    packages: packages.length,
+    files: packages.reduce((n, p) => n + p.files, 0),
+    bytes: packages.reduce((n, p) => n + p.tgz.length, 0),
+    unpackedBytes: packages.reduce((n, p) => n + p.unpackedBytes, 0),
+    ms: Date.now() - started,
+    absentOptional: [...absentOptional].filter((name) => !packages.some((p) => p.manifest.name === name)).sort(),
+  };
+  return { packages, stats };
+}
+
+/**
+ * Where Node finds package `name` from a package folder `from`: `<from>/node_modules/<name>`,
+ * then `<ancestor>/node_modules/<name>` for each ancestor (skipping node_modules folders
+ * themselves), never above `top`. The real path of the folder, or undefined.
+ */
+function resolveInstalled(name: string, from: string, top: string): string | undefined {
+  for (let dir = from; ; ) {
+    if (basename(dir) !== 'node_modules') {
+      const candidate = join(dir, 'node_modules', ...name.split('/'));
+      if (existsSync(join(candidate, 'package.json'))) return realpathSync(candidate);
+    }
+    if (dir === top || !(dir + sep).startsWith(top + sep)) return undefined;
+    const parent = dirname(dir);
+    if (parent === dir) return undefined;
+    dir = parent;
+  }
+}
+
+/** A gzipped tarball of an installed package folder: regular files under `package/`, node_modules left out. */
+function tarPackage(dir: string): { tgz: Buffer; files: number; unpackedBytes: number } {
+  const blocks: Buffer[] = [];
+  let files = 0;
+  let unpackedBytes = 0;
+  const walk = (sub: string): void => {
+    const entries = readdirSync(join(dir, sub), { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const entry of entries) {
+      const rel = sub ? `${sub}/${entry.name}` : entry.name;
+      if (entry.isDirectory()) {
+        if (entry.name !== 'node_modules') walk(rel);
+      } else if (entry.isFile()) {
+        const full = join(dir, rel);
+        const data = readFileSync(full);
+        blocks.push(...tarEntry(`package/${rel}`, statSync(full).mode & 0o777, data));
+        files++;
+        unpackedBytes += data.length;
+      } // symlinks and anything else: left out, as npm pack does
+    }
+  };
+  walk('');
+  blocks.push(Buffer.alloc(1024)); // end of archive: two zero blocks
+  return { tgz: gzipSync(Buffer.concat(blocks)), files, unpackedBytes };
+}
+
+/**
+ * One ustar file entry (header, data, padding). A path too long for ustar's name (100 bytes) is
+ * split over its prefix field (155 bytes) at a `/`; one that cannot be split so gets a PAX `path`
+ * record before it.
+ */
+function tarEntry(path: string, mode: number, data: Buffer): Buffer[] {
+  const out: Buffer[] = [];
+  const full = Buffer.from(path, 'utf8');
+  let name = full;
+  let prefix = Buffer.alloc(0);
+  if (full.length > 100) {
+    let split = -1;
+    for (let i = full.length - 1; i >= 0; i--) {
+      if (full[i] === 0x2f && i <= 155 && full.length - i - 1 <= 100 && full.length - i - 1 > 0) {
+        split = i;
+        break;
+      }
+    }
+    if (split >= 0) {
+      prefix = full.subarray(0, split);
+      name = full.subarray(split + 1);
+    } else {
+      const record = paxRecord('path', path);
+      out.push(tarHeader(Buffer.from('PaxHeader/entry', 'utf8'), Buffer.alloc(0), 0o644, record.length, 'x'), ...padded(record));
+      name = full.subarray(full.length - 100); // a fallback that readers ignore in favour of the PAX path
+    }
+  }
+  out.push(tarHeader(name, prefix, mode, data.length, '0'), ...padded(data));
+  return out;
+}
+
+/** A PAX extended header record `<length> <key>=<value>\n`, the length counting itself. */
+function paxRecord(key: string, value: string): Buffer {
+  const body = ` ${key}=${value}\n`;
+  const bodyLen = Buffer.byteLength(body);
+  let len = bodyLen + String(bodyLen).length;
+  if (String(len).length > String(bodyLen).length) len++; // the length grew a digit
+  return Buffer.from(`${len}${body}`, 'utf8');
+}
+
+function padded(data: Buffer): Buffer[] {
+  const rest = data.length % 512;
+  return rest === 0 ? [data] : [data, Buffer.alloc(512 - rest)];
+}
+
+function tarHeader(name: Buffer, prefix: Buffer, mode: number, size: number, type: '0' | 'x'): Buffer {
+  const h = Buffer.alloc(512);
+  const octal = (value: number, offset: number, width: number): void => {
+    h.write(value.toString(8).padStart(width - 1, '0') + '\0', offset, width, 'ascii');
+  };
+  name.copy(h, 0, 0, 100);
+  octal(mode, 100, 8);
+  octal(0, 108, 8); // uid
+  octal(0, 116, 8); // gid
+  octal(size, 124, 12);
+  octal(NPM_MTIME, 136, 12);
+  h.fill(0x20, 148, 156); // checksum field counts as spaces
+  h.write(type, 156, 1, 'ascii');
+  h.write('ustar\0', 257, 6, 'ascii');
+  h.write('00', 263, 2, 'ascii');
+  prefix.copy(h, 345, 0, 155);
+  let sum = 0;
+  for (const byte of h) sum += byte;
+  h.write(sum.toString(8).padStart(6, '0') + '\0 ', 148, 8, 'ascii');
+  return h;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -2,12 +2,12 @@
 // python3 -m venv and pip clients. Nothing here leaves 127.0.0.1.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { NPM_FIXTURES_DIR, startNpmRegistry, startPypiIndex, type NpmRegistry, type PypiIndex } from '../helpers/registries.js';
+import { NPM_FIXTURES_DIR, REPO_ROOT, startNpmRegistry, startPypiIndex, type NpmRegistry, type PypiIndex } from '../helpers/registries.js';
 
 interface Ran {
   code: number | null;
@@ -281,6 +281,80 @@ describe('startNpmRegistry', () => {
     await expect(fetch(`${own.url}/@fixture%2fecho-server`)).rejects.toThrow();
     await own.close();
   });
+
+  test('mirror: a real server and its whole dependency closure from node_modules; npm installs it from the registry alone', async () => {
+    const PKG = '@modelcontextprotocol/server-everything';
+    const VERSION = '2026.8.31';
+    const started = Date.now();
+    const own = await startNpmRegistry({ folders: [], mirror: [PKG] });
+    try {
+      const startMs = Date.now() - started;
+      const stats = own.mirrorStats!;
+      expect(own.packages).toEqual([]);
+      expect(stats.packages).toBe(own.mirrored.length);
+      expect(stats.packages).toBeGreaterThan(50); // 108 here: 3,873 files, 19 MB unpacked, 4 MB of tarballs
+      expect(stats.ms).toBeLessThanOrEqual(startMs);
+      expect(stats.ms, 'building the mirror').toBeLessThan(15_000); // ~0.5 s here on an idle machine
+      expect(own.mirrored.find((p) => p.name === PKG)).toMatchObject({ version: VERSION, dir: realpathSync(join(REPO_ROOT, 'node_modules', PKG)) });
+
+      // The packument: the installed package.json without its `_` fields, with dist for our tarball.
+      const doc = await (await fetch(`${own.url}/@modelcontextprotocol%2fserver-everything`)).json();
+      expect(doc['dist-tags']).toEqual({ latest: VERSION });
+      const v = doc.versions[VERSION];
+      const installed = JSON.parse(readFileSync(join(REPO_ROOT, 'node_modules', PKG, 'package.json'), 'utf8'));
+      expect(v).toMatchObject({ name: PKG, version: VERSION, dependencies: installed.dependencies, bin: installed.bin });
+      expect(Object.keys(v).filter((k) => k.startsWith('_'))).toEqual(['_id']);
+      const tgz = Buffer.from(await (await fetch(v.dist.tarball)).arrayBuffer());
+      expect(v.dist.tarball.startsWith(`${own.url}/`)).toBe(true);
+      expect(`sha512-${createHash('sha512').update(tgz).digest('base64')}`).toBe(v.dist.integrity);
+      expect(createHash('sha1').update(tgz).digest('hex')).toBe(v.dist.shasum);
+      // Several installed versions of one name (content-type nested under express and others) are all served.
+      const multi = own.mirrored.filter((p, i, all) => all.some((q, j) => j !== i && q.name === p.name));
+      expect(multi.length).toBeGreaterThan(1);
+      const name = multi[0]!.name;
+      const versions = multi.filter((p) => p.name === name).map((p) => p.version);
+      const multiDoc = await (await fetch(`${own.url}/${name.replace('/', '%2f')}`)).json();
+      expect(Object.keys(multiDoc.versions).sort()).toEqual([...versions].sort());
+      expect(multiDoc['dist-tags'].latest).toBe(versions[versions.length - 1]); // mirrored is sorted by version
+
+      // The real client, with an empty npm cache: everything it installs came from this registry.
+      const env = own.env();
+      expect(readdirSync(env.npm_config_cache!)).toEqual([]);
+      own.requests.length = 0;
+      const dir = prefix();
+      const install = await run('npm', ['install', '--prefix', dir, '--ignore-scripts', `${PKG}@${VERSION}`], { env, timeoutMs: 120_000 });
+      expect(install.code, install.stderr).toBe(0);
+      // No 404 for any dependency; the one request answered 404 is npm asking after an optional
+      // peer it then does not install (npm/cli#9876), absent from this repository's node_modules too.
+      expect(stats.absentOptional).toEqual(['@cfworker/json-schema']);
+      expect(own.notFound).toEqual(stats.absentOptional.map((n) => `GET /${n.replace('/', '%2f')}`));
+      expect(existsSync(join(dir, 'node_modules', '@cfworker'))).toBe(false);
+      // Every installed name@version is a mirrored one, and its tarball was fetched here.
+      // (From npm's hidden lockfile; its `resolved` URLs may be left out by npm config, so the
+      // tarball requests are matched by name and version.)
+      const tree = JSON.parse(readFileSync(join(dir, 'node_modules', '.package-lock.json'), 'utf8')).packages as Record<string, { version: string }>;
+      const mirrored = new Map(own.mirrored.map((p) => [`${p.name}@${p.version}`, p]));
+      const entries = Object.entries(tree);
+      expect(entries.length).toBeGreaterThan(50);
+      for (const [path, entry] of entries) {
+        const id = `${path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length)}@${entry.version}`;
+        expect(mirrored.has(id), id).toBe(true);
+        expect(own.requests).toContain(`GET ${new URL(mirrored.get(id)!.tarball).pathname}`);
+      }
+      expect(own.requests.every((q) => q.startsWith('GET /'))).toBe(true);
+
+      // It works: the bin starts and lists its tools.
+      const server = await run(join(dir, 'node_modules', '.bin', 'mcp-server-everything'), [], {
+        input: lines(INIT, INITIALIZED, { jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+        timeoutMs: 10_000,
+      });
+      const r = replies(server.stdout);
+      expect(r.find((x) => x.id === 1)?.result.serverInfo.name, server.stderr).toBe('mcp-servers/everything');
+      expect(r.find((x) => x.id === 2)?.result.tools.length).toBeGreaterThan(10);
+    } finally {
+      await own.close();
+    }
+  }, 180_000);
 
   test('rejects two folders holding the same name@version', async () => {
     await expect(startNpmRegistry({ folders: ['echo-server-1.0.0', 'echo-server-1.0.0'] })).rejects.toThrow(/both @fixture\/echo-server@1\.0\.0/);
