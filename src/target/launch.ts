@@ -109,6 +109,10 @@ export function parsePackageOption(value: string): PackageRef {
   return { ecosystem: eco as Ecosystem, ...read };
 }
 
+/** Options of uvx and pipx run that take no value and change nothing sealmark reads. */
+const UV_FLAGS = ['-q', '--quiet', '--offline', '--no-progress'] as const;
+const PIPX_FLAGS = ['--no-cache', '-q', '--quiet'] as const;
+
 /** The last path segment of a command (`/usr/bin/npx` → `npx`). */
 function base(command: string): string {
   return command.slice(command.lastIndexOf('/') + 1);
@@ -123,9 +127,9 @@ export function recognizeLauncher(command: string, args: string[]): Launch | und
   const name = base(command);
   if (name === 'npx' || name === 'bunx') return npxLike(name, args);
   if (name === 'npm' && (args[0] === 'exec' || args[0] === 'x')) return npxLike('npm exec', args.slice(1));
-  if (name === 'uvx') return uvxLike('uvx', args);
-  if (name === 'uv' && args[0] === 'tool' && args[1] === 'run') return uvxLike('uv tool run', args.slice(2));
-  if (name === 'pipx' && args[0] === 'run') return pipxRun(args.slice(1));
+  if (name === 'uvx') return pythonRunner('uvx', args, '--from', UV_FLAGS);
+  if (name === 'uv' && args[0] === 'tool' && args[1] === 'run') return pythonRunner('uv tool run', args.slice(2), '--from', UV_FLAGS);
+  if (name === 'pipx' && args[0] === 'run') return pythonRunner('pipx run', args.slice(1), '--spec', PIPX_FLAGS);
   if (name === 'docker' && args[0] === 'run') return dockerRun(args.slice(1));
   return undefined;
 }
@@ -168,17 +172,20 @@ function npxLike(launcher: string, args: string[]): Launch | undefined {
   return { package: { ecosystem: 'npm', ...spec }, args: rest.slice(1), launcher };
 }
 
-/** uvx / uv tool run: `[--from p] [--python X] <cmd-or-pkg> args…`. */
-function uvxLike(launcher: string, args: string[]): Launch | undefined {
+/**
+ * uvx / uv tool run (`[--from p] <cmd-or-pkg> args…`) and pipx run (`[--spec p] <app> args…`):
+ * `fromFlag` names the option that gives the package when the command is named apart from it.
+ */
+function pythonRunner(launcher: string, args: string[], fromFlag: '--from' | '--spec', flags: readonly string[]): Launch | undefined {
   let from: string | undefined;
   let i = 0;
   for (; i < args.length; i++) {
     const a = args[i]!;
-    if (a === '--from') {
+    if (a === fromFlag) {
       from = args[++i];
       if (from === undefined) return undefined;
-    } else if (a.startsWith('--from=')) from = a.slice('--from='.length);
-    else if (a === '-q' || a === '--quiet' || a === '--offline' || a === '--no-progress') continue;
+    } else if (a.startsWith(`${fromFlag}=`)) from = a.slice(fromFlag.length + 1);
+    else if (flags.includes(a)) continue;
     else if (a === '--') {
       i++;
       break;
@@ -187,42 +194,9 @@ function uvxLike(launcher: string, args: string[]): Launch | undefined {
   }
   const rest = args.slice(i);
   if (rest.length === 0) return undefined;
-  if (from !== undefined) {
-    const spec = pypiSpec(from);
-    if (!spec) return undefined;
-    return { package: { ecosystem: 'pypi', ...spec, bin: rest[0]! }, args: rest.slice(1), launcher };
-  }
-  const spec = pypiSpec(rest[0]!);
+  const spec = pypiSpec(from ?? rest[0]!);
   if (!spec) return undefined;
-  return { package: { ecosystem: 'pypi', ...spec }, args: rest.slice(1), launcher };
-}
-
-/** pipx run: `[--spec p] <app> args…`. */
-function pipxRun(args: string[]): Launch | undefined {
-  let specArg: string | undefined;
-  let i = 0;
-  for (; i < args.length; i++) {
-    const a = args[i]!;
-    if (a === '--spec') {
-      specArg = args[++i];
-      if (specArg === undefined) return undefined;
-    } else if (a === '--no-cache' || a === '-q' || a === '--quiet') continue;
-    else if (a === '--') {
-      i++;
-      break;
-    } else if (a.startsWith('-')) return undefined;
-    else break;
-  }
-  const rest = args.slice(i);
-  if (rest.length === 0) return undefined;
-  if (specArg !== undefined) {
-    const spec = pypiSpec(specArg);
-    if (!spec) return undefined;
-    return { package: { ecosystem: 'pypi', ...spec, bin: rest[0]! }, args: rest.slice(1), launcher: 'pipx run' };
-  }
-  const spec = pypiSpec(rest[0]!);
-  if (!spec) return undefined;
-  return { package: { ecosystem: 'pypi', ...spec }, args: rest.slice(1), launcher: 'pipx run' };
+  return { package: { ecosystem: 'pypi', ...spec, ...(from !== undefined ? { bin: rest[0]! } : {}) }, args: rest.slice(1), launcher };
 }
 
 /** `docker run` options that take a value (the ones MCP server lines use); others are flags. */

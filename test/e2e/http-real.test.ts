@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Report, ReportCall, ReportCheck } from '../../src/report/build.js';
 import { runCli, type CliRun } from '../helpers/cli.js';
-import { startHttpFixture, type HttpFixture } from '../helpers/http.js';
+import { TOOL_CHECKS, startHttpFixture, type HttpFixture } from '../helpers/http.js';
 import { root } from '../helpers/run.js';
 
 /** A dozen audits on two cores, three of them of a 13-tool server: generous. */
@@ -43,20 +43,6 @@ const CANARY_TOKEN = 'ghp_Zq8Lw3Nt6Vb1Xc4Rd7Hs2Jk5Mf9Pg0Ya3Ue8';
  * the sandbox's network namespace being available.
  */
 const GZIP_ENV = { GZIP_ALLOWED_DOMAINS: '127.0.0.1' };
-/** The checks that judge the tools: their verdicts must not depend on the transport. */
-const TOOL_CHECKS = [
-  'robust-input',
-  'tool-schemas',
-  'armed-flags',
-  'hidden-params',
-  'bounded-limits',
-  'oversized-input',
-  'concurrency',
-  'annotations',
-  'tool-naming',
-  'idempotency-key',
-  'two-step-writes',
-] as const;
 const EVERYTHING_TOOLS = [
   'echo',
   'get-annotated-message',

@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { root } from '../helpers/run.js';
-import { startHttpFixture, type HttpFixture } from '../helpers/http.js';
+import { TOOL_CHECKS, startHttpFixture, type HttpFixture } from '../helpers/http.js';
 import { runCli, type CliRun } from '../helpers/cli.js';
 import { replayLine } from '../../src/replay.js';
 import type { Report, ReportCall, ReportCheck } from '../../src/report/build.js';
@@ -43,20 +43,6 @@ const BEARER_TOKEN = `tok-${randomBytes(16).toString('hex')}`;
 /** The environment variable the token is handed to sealmark in. */
 const TOKEN_VAR = 'SEALMARK_TEST_BEARER';
 
-/** The checks that judge the tools: their verdicts must not depend on the transport. */
-const TOOL_CHECKS = [
-  'robust-input',
-  'tool-schemas',
-  'armed-flags',
-  'hidden-params',
-  'bounded-limits',
-  'oversized-input',
-  'concurrency',
-  'annotations',
-  'tool-naming',
-  'idempotency-key',
-  'two-step-writes',
-] as const;
 
 /** `runCli`, at most two at once (see {@link limited}), in the repository root. */
 function run(args: string[], opts: { shell?: string; env?: Record<string, string | undefined> } = {}): Promise<CliRun> {

@@ -3,6 +3,21 @@ import { spawn } from 'node:child_process';
 import { isAbsolute } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+/** The checks that judge the tools: their verdicts must not depend on the transport. */
+export const TOOL_CHECKS = [
+  'robust-input',
+  'tool-schemas',
+  'armed-flags',
+  'hidden-params',
+  'bounded-limits',
+  'oversized-input',
+  'concurrency',
+  'annotations',
+  'tool-naming',
+  'idempotency-key',
+  'two-step-writes',
+] as const;
+
 export interface HttpFixture {
   /** The MCP endpoint the fixture printed, e.g. http://127.0.0.1:41234/mcp. */
   url: string;
