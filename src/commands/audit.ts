@@ -141,9 +141,10 @@ export async function runAudit(command: string[], opts: AuditCliOptions): Promis
 /** Keeps {@link runState} up to date for the message of an interrupted run, then draws the progress line. */
 function track(draw: ((p: Progress) => void) | undefined, servers?: string): (p: Progress) => void {
   return (p) => {
-    runState.phase = safeText(p.phase);
+    runState.phase = safeText(p.phase.slice(0, 120));
     // A tool name is the server's text: escaped, and cut, before it can reach a terminal.
-    runState.tool = p.tool === undefined ? undefined : fitColumns(safeText(p.tool), 60);
+    // Cheap on every call: a tool name may be a megabyte long.
+    runState.tool = p.tool === undefined ? undefined : fitColumns(safeText(p.tool.slice(0, 120)), 60);
     runState.calls = p.calls;
     runState.servers = servers === undefined ? undefined : safeText(servers);
     draw?.(p);
