@@ -199,9 +199,11 @@ async function auditSpec(options: AuditOptions, config: ResolvedConfig, spec: St
   const target: ReportTarget = isHttp ? { kind: 'http', command: [], url: spec.url, ...origin } : { kind: 'stdio', command: display, ...(fetched ? { package: fetched } : {}), ...origin };
   // The replay needs what the server needed: the config file (its env) and the --env names.
   const via = options.replayVia;
+  // The replay runs the server as the audit did: without the sandbox, or with the host network.
+  const isolation = isHttp ? [] : !sandbox ? ['--no-sandbox'] : config.sandbox.network === 'on' ? ['--network', 'on'] : [];
   const replayFlags = via
-    ? [...via, ...(config.source ? ['--config', config.source] : [])]
-    : [...(isHttp ? httpReplayFlags(options) : []), ...(config.source ? ['--config', config.source] : []), ...Object.keys(options.env ?? {}).flatMap((k) => ['--env', k])];
+    ? [...via, ...(config.source ? ['--config', config.source] : []), ...isolation]
+    : [...(isHttp ? httpReplayFlags(options) : []), ...(config.source ? ['--config', config.source] : []), ...Object.keys(options.env ?? {}).flatMap((k) => ['--env', k]), ...isolation];
   // A --package replay names the package among its flags; the server's own arguments follow `--`.
   const trailing = via ? (options.package ? (options.args ?? []) : []) : display;
   const replay = (tool: string, args: unknown, rawArgs?: string) => replayLine(tool, args, trailing, replayFlags, rawArgs);
@@ -216,7 +218,7 @@ async function auditSpec(options: AuditOptions, config: ResolvedConfig, spec: St
   options.onProgress?.({ phase: 'starting', calls: 0 });
   const opened = await Session.open(spec, { initTimeoutMs: config.timeout_init_sec * 1000, transcriptPath: options.transcriptPath, redactor });
   if (!(opened instanceof Session)) {
-    const artifacts = emptyArtifacts(config, networkAtStart(opened, sandbox) ?? opened);
+    const artifacts = emptyArtifacts(config, networkAtStart(opened, sandbox, isHttp || fetched ? undefined : options.command) ?? opened);
     const source = locateSource(display, options.cwd ?? process.cwd(), config.source, []);
     return redactor.value(buildReport({ target, isolation: sandbox?.isolation, config, artifacts, results: judgeAll(enabled, artifacts, replay), startedAt: started, source }));
   }
@@ -296,23 +298,33 @@ async function auditSpec(options: AuditOptions, config: ResolvedConfig, spec: St
  * stderr, read with the failed-fetch vocabulary of `lenient-downstream`. Only where the sandbox
  * took the network away; undefined when nothing points at the network.
  */
-export function networkAtStart(failure: OpenFailure, sandbox: Sandbox | undefined): OpenFailure | undefined {
+export function networkAtStart(failure: OpenFailure, sandbox: Sandbox | undefined, command?: string): OpenFailure | undefined {
   if (!sandbox || sandbox.isolation.network !== 'namespace') return undefined;
   if (failure.reason !== 'exited-during-init' && failure.reason !== 'init-timeout' && failure.reason !== 'init-rejected') return undefined;
   const seen = sandbox.effectsSince({ offset: 0, logMtimeMs: -1, files: new Map() }).find((e) => e.kind === 'network');
-  const line = failure.stderrTail
-    .split('\n')
-    .find((l) => FETCH_FAILURE_TERMS.some((t) => !t.only && t.pattern.test(l)));
+  const lines = failure.stderrTail.split('\n');
+  const line = lines.find((l) => FETCH_FAILURE_TERMS.some((t) => !t.only && t.pattern.test(l)));
   if (!seen && !line) return undefined;
-  const host = seen ? seen.detail.replace(/^proxy:\s*/, '') : (hostIn(line!) ?? line!.trim().slice(0, 200));
-  const detail = `it tried ${host} (${failure.message}); give it the network with --network on (its effects then reach the network too), or configure it to start offline`;
-  return { ...failure, reason: 'needs-network', message: `the server needs the network at start-up: it tried ${host}`, detail };
+  // The host may stand on another line than the error (`hostname: 'api.x.com'` in a dumped error).
+  const host = seen ? seen.detail.replace(/^proxy:\s*/, '').replace(/^CONNECT\s+/, '').replace(/\s+HTTP\/[\d.]+$/, '') : (lines.map(hostIn).find((h) => h !== undefined) ?? line!.trim().slice(0, 200));
+  // A launcher sealmark could not read (an option it does not know) fetches at start: that is npx, not the server.
+  const name = command?.slice(command.lastIndexOf('/') + 1);
+  const launcher = name !== undefined && LAUNCHERS.has(name);
+  const who = launcher ? `${name} (a launcher line sealmark could not read as a package launch, so it ran as given and fetched at start)` : 'the server';
+  const fix = launcher ? `write the line as sealmark reads it (npx -y <package>@<version> …), or use --package` : 'give it the network with --network on (its effects then reach the network too), or configure it to start offline';
+  const detail = `it tried ${host} (${failure.message}); ${fix}`;
+  return { ...failure, reason: 'needs-network', message: `${who} needs the network at start-up: it tried ${host}`, detail };
 }
+
+/** Commands that fetch a package when they start (SPEC section 2). */
+const LAUNCHERS = new Set(['npx', 'npm', 'bunx', 'uvx', 'uv', 'pipx', 'docker', 'pnpx', 'pnpm', 'yarn']);
 
 /** The host a failed-connection line names (`getaddrinfo ENOTFOUND api.x.com`, `connect ECONNREFUSED 1.2.3.4:443`, urllib3's `host='x', port=443`). */
 function hostIn(line: string): string | undefined {
   const node = /\b(?:ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ENETUNREACH|EHOSTUNREACH|ETIMEDOUT|ECONNRESET)\s+([^\s,;)'"]+)/.exec(line);
   if (node) return node[1];
+  const dumped = /\bhostname:\s*'([^']+)'/.exec(line);
+  if (dumped) return dumped[1];
   const py = /host='([^']+)'(?:,\s*port=(\d+))?/.exec(line);
   if (py) return py[2] ? `${py[1]}:${py[2]}` : py[1];
   const url = /\b(?:https?|wss?):\/\/[^\s'"<>)]+/.exec(line);

@@ -145,6 +145,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--raw-args <text>', 'the arguments member written verbatim, unparsed (NaN, 1.0, a duplicate member); instead of --args')
     .option('--config <file>', 'config file whose env the server gets')
     .option('--no-sandbox', 'run the server in this directory with your HOME and network (its side effects happen for real)')
+    .addOption(new Option('--network <on|off>', 'off: loopback only inside the sandbox (default); on: the host network, as an audit with --network on').choices(['on', 'off']))
     .option('--timeout-probe <sec>', 'seconds to wait for the reply', '10')
     .option('--env <KEY=VALUE>', 'environment variable for the server (repeatable)', collect, [])
     .action(async (command: string[], opts) => {

@@ -3,7 +3,7 @@
  * line of every finding) and prints what was sent, the raw reply and its class (SPEC section 4).
  */
 import { randomBytes } from 'node:crypto';
-import { headerSecrets, httpSpec, serverEnv } from '../audit.js';
+import { headerSecrets, httpSpec, networkAtStart, serverEnv } from '../audit.js';
 import { readClientConfig } from '../client-config.js';
 import type { HttpTargetSpec } from '../target/http-transport.js';
 import { EFFECT_GRACE_MS } from '../probes/effects.js';
@@ -41,6 +41,8 @@ export interface CallCliOptions {
   config?: string;
   /** false with --no-sandbox. */
   sandbox?: boolean;
+  /** `--network on|off`: the sandbox's network, as in the audit (default off: loopback only). */
+  network?: 'on' | 'off';
   timeoutProbe?: string;
   env?: string[];
   /** `--package npm:…`: the published package an audit fetched (the replay of a `--package` audit). */
@@ -85,7 +87,9 @@ export async function runCall(command: string[], opts: CallCliOptions): Promise<
   }
   const timeoutMs = (parseSeconds('--timeout-probe', opts.timeoutProbe) ?? 10) * 1000;
   // The config file, when given, supplies the server's env (as in the audit that printed the line).
-  const config = opts.config !== undefined ? resolveConfig({ config: opts.config }, process.cwd()) : defaultConfig();
+  const loaded = opts.config !== undefined ? resolveConfig({ config: opts.config }, process.cwd()) : defaultConfig();
+  // `--network on` as in the audit that printed the line (a server that needs the network to start).
+  const config = opts.network ? { ...loaded, sandbox: { ...loaded.sandbox, network: opts.network } } : loaded;
   const given = { ...config.env, ...(entry && 'env' in entry ? entry.env : {}), ...launch?.env, ...parseEnvList(opts.env), ...(http ? headerSecrets(http.headers) : {}) };
   // What variables put into the entry's command line or URL is redacted too, but not given to the server.
   const hidden = entry?.secrets ?? {};
@@ -106,7 +110,7 @@ export async function runCall(command: string[], opts: CallCliOptions): Promise<
   const sandbox = opts.sandbox === false ? undefined : Sandbox.create(config.sandbox);
   try {
     const spec = startSpec(sandbox, start.command, start.args, env, entry && 'cwd' in entry ? entry.cwd : undefined);
-    return await callIn(spec, sandbox, { ...opts, rawArgs }, args, timeoutMs, config.timeout_init_sec * 1000, secrets, redactor);
+    return await callIn(spec, sandbox, { ...opts, rawArgs }, args, timeoutMs, config.timeout_init_sec * 1000, secrets, redactor, start.package ? undefined : cmd[0]);
   } finally {
     sandbox?.dispose();
   }
@@ -121,10 +125,13 @@ async function callIn(
   initTimeoutMs: number,
   secrets: SecretSet,
   redactor: Redactor,
+  launcherCommand?: string,
 ): Promise<number> {
   const opened = await Session.open(spec, { initTimeoutMs, redactor });
   if (!(opened instanceof Session)) {
-    process.stderr.write(`sealmark: the target could not be audited: ${safeText(redactor.text(opened.message))}\n`);
+    // The same reading as the audit's: a server that reached for the network while starting says so.
+    const why = networkAtStart(opened, sandbox, launcherCommand) ?? opened;
+    process.stderr.write(`sealmark: the target could not be audited: ${safeText(redactor.text(why.message))}\n`);
     return 3;
   }
   try {

@@ -122,13 +122,14 @@ async function fetchNpm(launch: Launch, o: Opts): Promise<Installed | FetchFaile
   npmEnv.npm_config_fetch_retry_mintimeout ??= '1000';
   npmEnv.npm_config_fetch_retry_maxtimeout ??= '2000';
   // A registry that never answers would hold npm for its default 5 minutes per request.
-  npmEnv.npm_config_fetch_timeout ??= '60000';
+  npmEnv.npm_config_fetch_timeout ??= '30000';
   let version = ref.version;
   if (version === undefined || !EXACT_NPM.test(version)) {
     const view = await run('npm', ['view', `${ref.name}@${version ?? 'latest'}`, 'version', '--json'], { env: npmEnv, timeoutMs: o.timeoutMs });
     if (view.code !== 0) return failed('fetch-failed', ref, npmError(view));
     const parsed = safeJson(view.stdout.trim());
-    const v = Array.isArray(parsed) ? parsed[parsed.length - 1] : parsed;
+    // npm lists the matching versions in no particular order: npx would take the highest.
+    const v = Array.isArray(parsed) ? parsed.filter((x): x is string => typeof x === 'string').sort(compareSemver).at(-1) : parsed;
     if (typeof v !== 'string') return failed('fetch-failed', ref, `no version of ${ref.name} matches ${JSON.stringify(version ?? 'latest')}`);
     version = v;
   }
@@ -137,15 +138,19 @@ async function fetchNpm(launch: Launch, o: Opts): Promise<Installed | FetchFaile
   if (!existsSync(join(dir, MARKER))) {
     mkdirSync(join(o.cacheDir, 'npm'), { recursive: true });
     const tmp = mkdtempSync(join(o.cacheDir, 'npm', '.install-'));
+    partial.add(tmp);
     try {
       writeFileSync(join(tmp, 'package.json'), '{"private":true}\n');
       const args = ['install', '--prefix', tmp, '--no-save', '--no-package-lock', '--omit=dev', '--loglevel=error', ...(o.scripts ? [] : ['--ignore-scripts']), `${ref.name}@${version}`];
       const r = await run('npm', args, { env: npmEnv, timeoutMs: o.timeoutMs, cwd: tmp });
       if (r.code !== 0) return failed('fetch-failed', exact, npmError(r));
       writeFileSync(join(tmp, MARKER), JSON.stringify({ ecosystem: 'npm', name: ref.name, version, installedAt: new Date().toISOString() }) + '\n');
+      // Another audit may have finished the same install meanwhile: its folder is in use, and kept.
+      if (existsSync(join(dir, MARKER))) return npmStart(launch, exact, dir, true);
       if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
       renameSync(tmp, dir);
     } finally {
+      partial.delete(tmp);
       if (existsSync(tmp)) rmSync(tmp, { recursive: true, force: true });
     }
     return npmStart(launch, exact, dir, false);
@@ -179,9 +184,10 @@ function npmStart(launch: Launch, ref: PackageRef & { version: string }, dir: st
 function npmError(r: RunResult): string {
   if (r.timedOut) return `npm did not finish within ${Math.round(r.timeoutMs / 1000)} s`;
   const lines = r.stderr.split('\n').filter((l) => /^npm (error|ERR!)/.test(l) && !/complete log of this run|A complete log/.test(l) && l.replace(/^npm (error|ERR!)\s*/, '').trim() !== '');
-  const text = lines.map((l) => l.replace(/^npm (error|ERR!)\s*/, '')).filter((l) => !/^code /.test(l));
+  // `code`, `errno` and `syscall` lines are npm's bookkeeping: the code is kept, the sentence told.
+  const text = lines.map((l) => l.replace(/^npm (error|ERR!)\s*/, '')).filter((l) => !/^(code|errno|syscall) \S+$/.test(l));
   const code = /^npm (?:error|ERR!) code (\S+)/m.exec(r.stderr)?.[1];
-  const body = text.slice(0, 3).join('\n') || r.stderr.trim().split('\n').slice(-3).join('\n') || `npm exited with code ${r.code}`;
+  const body = text.slice(0, 3).join('; ') || r.stderr.trim().split('\n').slice(-3).join('; ') || `npm exited with code ${r.code}`;
   return code ? `${body} (${code})` : body;
 }
 
@@ -214,17 +220,21 @@ async function fetchPypi(launch: Launch, o: Opts): Promise<Installed | FetchFail
     // A folder without the marker is an install that was interrupted: it is made again.
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(join(o.cacheDir, 'pypi'), { recursive: true });
+    partial.add(dir);
     const venv = await run(python, ['-m', 'venv', dir], { env: pipEnv, timeoutMs: o.timeoutMs });
     if (venv.code !== 0) {
+      partial.delete(dir);
       rmSync(dir, { recursive: true, force: true });
       return failed('not-runnable', exact, `python3 -m venv failed: ${lastLines(venv.stderr) || `exit ${venv.code}`}`, 'cannot install');
     }
     const r = await run(join(dir, 'bin', 'python'), ['-m', 'pip', 'install', '--quiet', ...binaryOnly, `${ref.name}==${version}`], { env: pipEnv, timeoutMs: o.timeoutMs });
     if (r.code !== 0) {
+      partial.delete(dir);
       rmSync(dir, { recursive: true, force: true });
       return failed('fetch-failed', exact, pipError(r));
     }
     writeFileSync(join(dir, MARKER), JSON.stringify({ ecosystem: 'pypi', name: ref.name, version, installedAt: new Date().toISOString() }) + '\n');
+    partial.delete(dir);
   }
   return pypiStart(launch, exact, dir, reused);
 }
@@ -249,8 +259,11 @@ async function pypiStart(launch: Launch, ref: PackageRef & { version: string }, 
 
 function pipError(r: RunResult): string {
   if (r.timedOut) return `pip did not finish within ${Math.round(r.timeoutMs / 1000)} s`;
+  // pip says "no matching distribution" however the index failed; its warnings say why.
+  const unreachable = r.stderr.split('\n').find((l) => /^WARNING: Retrying|NewConnectionError|Name or service not known|Temporary failure in name resolution|Connection refused|Max retries exceeded|ConnectTimeoutError|ReadTimeoutError|status code 5\d\d|\b5\d\d\b.*error/i.test(l));
   const lines = r.stderr.split('\n').filter((l) => /^ERROR:|error:/i.test(l.trim()));
-  return (lines.length ? lines.slice(0, 3).join('\n') : lastLines(r.stderr)) || `pip exited with code ${r.code}`;
+  const body = (lines.length ? lines.slice(0, 2).join('; ') : lastLines(r.stderr).replace(/\n/g, '; ')) || `pip exited with code ${r.code}`;
+  return unreachable ? `the package index could not be reached: ${unreachable.trim().slice(0, 300)}; ${body}` : body;
 }
 
 // ---------------------------------------------------------------------------------------------- oci
@@ -321,10 +334,47 @@ function killGroup(pid: number | undefined): void {
   }
 }
 
-/** Ends every installer still running (synchronous: for exit and signal handlers). */
+/** Install folders not yet complete: removed by {@link endAllFetches} when sealmark is interrupted. */
+const partial = new Set<string>();
+
+/** Ends every installer still running and removes its unfinished folder (synchronous: for exit and signal handlers). */
 export function endAllFetches(): void {
   for (const pid of live) killGroup(pid);
   live.clear();
+  for (const dir of partial) rmSync(dir, { recursive: true, force: true });
+  partial.clear();
+}
+
+/**
+ * Orders two semver versions (`1.2.10` after `1.2.9`; a pre-release before its release), as npm
+ * picks the highest version of a range. Build metadata is ignored.
+ */
+export function compareSemver(a: string, b: string): number {
+  const parse = (v: string) => {
+    const [core, pre] = v.split('+')[0]!.split(/-(.*)/s) as [string, string | undefined];
+    return { nums: core.split('.').map((n) => Number(n) || 0), pre };
+  };
+  const x = parse(a);
+  const y = parse(b);
+  for (let i = 0; i < 3; i++) if ((x.nums[i] ?? 0) !== (y.nums[i] ?? 0)) return (x.nums[i] ?? 0) - (y.nums[i] ?? 0);
+  if (x.pre === y.pre) return 0;
+  if (x.pre === undefined) return 1;
+  if (y.pre === undefined) return -1;
+  const xs = x.pre.split('.');
+  const ys = y.pre.split('.');
+  for (let i = 0; i < Math.max(xs.length, ys.length); i++) {
+    const p = xs[i];
+    const q = ys[i];
+    if (p === undefined) return -1;
+    if (q === undefined) return 1;
+    if (p === q) continue;
+    const pn = /^\d+$/.test(p);
+    const qn = /^\d+$/.test(q);
+    if (pn && qn) return Number(p) - Number(q);
+    if (pn !== qn) return pn ? -1 : 1;
+    return p < q ? -1 : 1;
+  }
+  return 0;
 }
 
 function lastLines(text: string, n = 3): string {

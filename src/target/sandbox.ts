@@ -82,6 +82,8 @@ type Snapshot = Map<string, string>;
 export class Sandbox {
   readonly home: string;
   readonly cwd: string;
+  /** The server's TMPDIR: a scratch folder of the sandbox (removed with it). */
+  readonly tmp: string;
   readonly shimDir: string;
   readonly logPath: string;
   readonly isolation: Isolation;
@@ -94,10 +96,12 @@ export class Sandbox {
   ) {
     this.home = join(root, 'home');
     this.cwd = join(root, 'work');
+    this.tmp = join(root, 'tmp');
     this.shimDir = join(control, 'shims');
     this.logPath = join(control, 'effects.log');
     mkdirSync(this.home);
     mkdirSync(this.cwd);
+    mkdirSync(this.tmp);
     mkdirSync(this.shimDir);
     writeFileSync(this.logPath, '');
     if (options.shims) this.writeShims();
@@ -151,7 +155,8 @@ export class Sandbox {
     // user ran sealmark (`node build/server.js`) are made absolute so they still point there.
     const command = absolutize(rawCommand, from, true);
     const args = rawArgs.map((a) => absolutize(a, from, false));
-    const out: Record<string, string> = { ...env, HOME: this.home };
+    // Temporary files land in the sandbox too (browsers' profiles, artifacts), and go with it.
+    const out: Record<string, string> = { ...env, HOME: this.home, TMPDIR: this.tmp };
     if (this.options.shims) out.PATH = `${this.shimDir}:${env.PATH ?? ''}`;
     out.npm_config_cache = env.npm_config_cache ?? join(homedir(), '.npm');
     out.npm_config_update_notifier = 'false';

@@ -232,7 +232,7 @@ export function parseServerJson(raw: unknown, label: string): ServerJson {
   let prefix: PropertyKey[] = [];
   let official: Record<string, unknown> | undefined;
   if (!('name' in raw) && Array.isArray(raw.servers)) {
-    throw new UsageError(`${label}: a page of the registry's list API (${raw.servers.length} servers), not one server.json: give one item, or grade the page as a fleet`);
+    throw new UsageError(`${label}: a page of the registry's list API (${raw.servers.length} servers), not one server.json: give one item (its server object) as a file`);
   }
   if (!('name' in raw) && isObject(raw.server)) {
     // One item of GET /v0.1/servers: {server: ServerDetail, _meta: {"io.modelcontextprotocol.registry/official": …}}

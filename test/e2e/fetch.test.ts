@@ -107,8 +107,23 @@ describe('npm packages', () => {
     async () => {
       const r = await sealmark(['audit', '--timeout-probe', '3', '--only', 'handshake', '--', 'npx', '-y', '@fixture/echo-server'], cache('npm'));
       expect(r.code, r.stderr).toBe(0);
-      expect(r.stdout).toMatch(/package +npm @fixture\/echo-server 1\.1\.0 \(via npx; fetched and installed, then run offline\)/);
+      expect(r.stdout).toMatch(/package +npm @fixture\/echo-server 1\.1\.0 \(via npx; fetched and installed, then started from that install\)/);
       expect(r.stdout).toMatch(/server +@fixture\/echo-server 1\.1\.0/);
+    },
+    SLOW,
+  );
+
+  it(
+    'a launcher line sealmark cannot read runs as given; when it reaches for the registry at start, the launcher is named, not the server',
+    async () => {
+      // `--registry` is an npx option sealmark does not read: the line runs as given, in the sandbox.
+      const r = await sealmark(['audit', '--format', 'json', '--', 'npx', '-y', `--registry=${npm.url}`, '@fixture/echo-server@1.0.0'], cache('unread'), { npm_config_cache: join(work, 'npm-cache-unread') });
+      expect(r.code).toBe(3);
+      expect(r.report?.target.package).toBeUndefined();
+      if (namespaces) {
+        expect(r.report?.notAudited?.reason).toBe('needs-network');
+        expect(r.report?.notAudited?.message).toMatch(/^npx \(a launcher line sealmark could not read as a package launch, so it ran as given and fetched at start\) needs the network at start-up: it tried /);
+      }
     },
     SLOW,
   );

@@ -36,6 +36,22 @@ describe('every format to a file', () => {
   }, 120_000);
 });
 
+describe('replay lines run the server as the audit did', () => {
+  it.each([
+    [['--network', 'on'], '--network on'],
+    [['--no-sandbox'], '--no-sandbox'],
+  ])('audit %j: every replay line carries %s, and one replays', async (flags, flag) => {
+    const r = await runCli(['audit', '--demo', '--format', 'json', '--only', 'robust-input', ...flags], { cwd: dir });
+    const rep = JSON.parse(r.stdout) as Report;
+    const replays = rep.checks.flatMap((c) => c.findings).flatMap((f) => (f.replay ? [f.replay] : []));
+    expect(replays.length).toBeGreaterThan(0);
+    for (const line of replays) expect(line).toContain(` ${flag} `);
+    const again = await runCli([], { shell: replays[0]!, cwd: dir });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/^class +\S/m);
+  }, 120_000);
+});
+
 describe('an interrupted run', () => {
   it.each([
     ['SIGINT', 130],

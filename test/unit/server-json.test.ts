@@ -326,7 +326,7 @@ describe('the registry list API item', () => {
 
   it('a whole page is refused with a pointer to the fleet', () => {
     expect(usage(() => parseServerJson({ servers: [{}, {}], metadata: { nextCursor: null } }, 'page.json'))).toBe(
-      "page.json: a page of the registry's list API (2 servers), not one server.json: give one item, or grade the page as a fleet",
+      "page.json: a page of the registry's list API (2 servers), not one server.json: give one item (its server object) as a file",
     );
   });
 });

@@ -46,7 +46,10 @@ export function renderText(report: Report, opts: TextOptions): string {
   lines.push(bold(`sealmark ${report.cliVersion}`) + dim(` · methodology ${report.methodologyVersion}`));
   lines.push(`target    ${safeText(targetLabel(report.target))}`);
   const pkg = report.target.package;
-  if (pkg) lines.push(dim(safeText(`package   ${pkg.ecosystem} ${pkg.name}${pkg.version ? ` ${pkg.version}` : ''} (via ${pkg.launcher}${pkg.version ? `; ${pkg.from === 'project' ? "the project's own install" : pkg.reused ? 'install reused from the cache' : 'fetched and installed'}, then run offline` : ''})`)));
+  if (pkg) {
+    const how = report.status === 'not-audited' && !report.protocol ? 'not started' : pkg.from === 'project' ? "started from the project's own install" : pkg.reused ? 'started from the install in the cache' : 'fetched and installed, then started from that install';
+    lines.push(dim(safeText(`package   ${pkg.ecosystem} ${pkg.name}${pkg.version ? ` ${pkg.version}` : ''} (via ${pkg.launcher}; ${how})`)));
+  }
   if (report.protocol) {
     const s = report.protocol.server;
     lines.push(safeText(`server    ${s.name ?? '?'} ${s.version ?? ''}`.trimEnd()) + dim(` · protocol ${safeText(report.protocol.version ?? '?')} (${report.protocol.era ?? '?'})`));
