@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BIN, collectOutput, runCli } from '../helpers/cli.js';
+import { fixture } from '../helpers/run.js';
 import type { Report } from '../../src/report/build.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sealmark-newcomer-'));
@@ -34,6 +35,18 @@ describe('every format to a file', () => {
     const piped = await runCli(['audit', '--demo', '--format', 'json']);
     expect(piped.stderr).toBe('');
   }, 120_000);
+});
+
+describe('temporary files', () => {
+  it("a server that writes to its temporary folder writes into the sandbox's, and nothing is left in the user's", async () => {
+    const tmp = join(dir, 'tmp-writes');
+    mkdirSync(tmp);
+    const r = await runCli(['call', '--tool', 'scratch', '--args', '{}', '--', 'node', fixture('writes-tmp.mjs')], { env: { TMPDIR: tmp } });
+    expect(r.code, r.stderr).toBe(0);
+    // The server was told a folder inside the sandbox's scratch folder, under the user's TMPDIR.
+    expect(r.stdout).toMatch(new RegExp(`^reply .*${tmp.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/sealmark-sandbox-[^/]+/tmp/writes-tmp-fixture-`, 'm'));
+    expect(readdirSync(tmp)).toEqual([]);
+  }, 60_000);
 });
 
 describe('replay lines run the server as the audit did', () => {
