@@ -37,7 +37,7 @@ export function registerOwnIdentifiers(values: Iterable<string>): void {
 const MAX_DEPTH = 200;
 
 export class Redactor {
-  private readonly pairs: { plain: string; mark: string }[];
+  private readonly pairs: { plain: string; mark: string; minCut: number }[];
 
   /**
    * `secrets`: name → value, e.g. the merged `env` a server was started with by the user and the
@@ -46,13 +46,16 @@ export class Redactor {
    * short (a quote or a tail truncated through the middle of a secret still hides it).
    */
   constructor(secrets: Record<string, string> = {}) {
-    const pairs: { plain: string; mark: string }[] = [];
+    const pairs: { plain: string; mark: string; minCut: number }[] = [];
     for (const [k, v] of Object.entries({ ...secrets, [ARGUMENT_CANARY_NAME]: ARGUMENT_CANARY })) {
       if (!isSecret(k, v)) continue;
       const mark = `[redacted:${k}]`;
-      pairs.push({ plain: v, mark });
+      // A cut piece of a plain value must be as long as a plain secret: `memory` at the end of
+      // `server-memory` is a word, not the start of MEMORY_FILE_PATH=memory-store.jsonl.
+      const minCut = namedLikeCredential(k) || k === ARGUMENT_CANARY_NAME || /^smk_/.test(v) ? MIN_CUT : MIN_PLAIN_SECRET_LENGTH;
+      pairs.push({ plain: v, mark, minCut });
       const escaped = JSON.stringify(v).slice(1, -1);
-      if (escaped !== v) pairs.push({ plain: escaped, mark });
+      if (escaped !== v) pairs.push({ plain: escaped, mark, minCut });
     }
     // Longest first, so a secret that contains another is replaced whole.
     this.pairs = pairs.sort((a, b) => b.plain.length - a.plain.length);
@@ -62,7 +65,7 @@ export class Redactor {
   text(s: string): string {
     let out = s;
     for (const p of this.pairs) out = out.split(p.plain).join(p.mark);
-    for (const p of this.pairs) out = cutEnds(out, p.plain, p.mark);
+    for (const p of this.pairs) out = cutEnds(out, p.plain, p.mark, p.minCut);
     for (const p of CREDENTIAL_PATTERNS) out = out.replace(p.pattern, `[redacted:${p.id}]`);
     return out;
   }
@@ -94,16 +97,16 @@ export class Redactor {
 const MIN_CUT = 6;
 
 /** Hides a secret cut short at the start or the end of `s` (a truncated quote or tail). */
-function cutEnds(s: string, secret: string, mark: string): string {
+function cutEnds(s: string, secret: string, mark: string, minCut: number): string {
   let out = s;
   const end = out.replace(/…$/, '');
-  for (let n = secret.length - 1; n >= MIN_CUT; n--) {
+  for (let n = secret.length - 1; n >= minCut; n--) {
     if (end.endsWith(secret.slice(0, n))) {
       out = end.slice(0, end.length - n) + mark + out.slice(end.length);
       break;
     }
   }
-  for (let n = secret.length - 1; n >= MIN_CUT; n--) {
+  for (let n = secret.length - 1; n >= minCut; n--) {
     if (out.startsWith(secret.slice(secret.length - n))) {
       out = mark + out.slice(n);
       break;

@@ -83,3 +83,13 @@ describe('what counts as a secret', () => {
     expect(isSecret('npm_config_offline', 'true')).toBe(false);
   });
 });
+
+describe('a plain value cut short', () => {
+  it('a word that only begins a plain value is left alone at the end of a text (the package name stays readable)', () => {
+    const r = new Redactor({ MEMORY_FILE_PATH: 'memory-store.jsonl' });
+    expect(r.text('@modelcontextprotocol/server-memory')).toBe('@modelcontextprotocol/server-memory');
+    expect(r.text('wrote memory-store.jsonl')).toBe('wrote [redacted:MEMORY_FILE_PATH]');
+    // Cut through the middle, with a plain secret's length still showing: hidden.
+    expect(r.text('path: memory-sto')).toBe('path: [redacted:MEMORY_FILE_PATH]');
+  });
+});
