@@ -291,6 +291,9 @@ function toReportCall(c: ProbeCall): ReportCall {
 export function targetLabel(t: ReportTarget): string {
   if (t.kind === 'http') return t.url ?? '(url)';
   if (t.kind === 'tools-file') return `tools file ${t.file ?? '(given as data)'}`;
+  // A server.json entry that was never started has no command: the file and entry say what it was.
+  if (t.command.length === 0 && t.origin) return `${t.origin.name} (${t.origin.file}, ${t.origin.entry})`;
+  if (t.command.length === 0 && t.package) return `${t.package.ecosystem}:${t.package.name}${t.package.version ? `@${t.package.version}` : ''}`;
   return t.command.join(' ');
 }
 

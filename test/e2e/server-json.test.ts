@@ -83,6 +83,9 @@ describe('--server-json', () => {
     expect(r.report?.notAudited?.message).toMatch(/workspace/);
     expect(r.report?.notAudited?.message).toMatch(/--env ECHO_DB_URL=VALUE/);
     expect(r.report?.checks.find((c) => c.id === 'handshake')?.findings[0]?.messageId).toBe('needs-config');
+    // The text report's target line names the entry, though nothing was started.
+    const text = await sealmark(['audit', '--server-json', join(FIXTURES, 'needs-config.json')]);
+    expect(text.stdout).toMatch(/^target +io\.github\.fixture\/echo-server-db \(\S+needs-config\.json, packages\[0\]\)$/m);
     // Given with --env, the same entry starts.
     const ok = await sealmark(['audit', '--format', 'json', '--only', 'handshake', '--env', 'ECHO_DB_URL=sqlite::memory:', '--env', 'workspace=/tmp', '--server-json', join(FIXTURES, 'needs-config.json')]);
     expect(ok.report?.status, ok.stderr).toBe('audited');
