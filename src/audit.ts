@@ -155,7 +155,7 @@ export async function audit(options: AuditOptions): Promise<Report> {
   const sandbox = sandboxed ? Sandbox.create(config.sandbox) : undefined;
   try {
     const spec = startSpec(sandbox, start.command, start.args, env, options.cwd);
-    return await auditSpec(options, config, spec, sandbox, canaries, fetched);
+    return await auditSpec(options, config, spec, sandbox, canaries, fetched, start.pinned);
   } finally {
     sandbox?.dispose();
   }
@@ -192,7 +192,15 @@ function httpReplayFlags(options: AuditOptions): string[] {
   ];
 }
 
-async function auditSpec(options: AuditOptions, config: ResolvedConfig, spec: StdioTargetSpec | HttpTargetSpec, sandbox: Sandbox | undefined, canaries: Record<string, string>, fetched?: ReportTarget['package']): Promise<Report> {
+async function auditSpec(
+  options: AuditOptions,
+  config: ResolvedConfig,
+  spec: StdioTargetSpec | HttpTargetSpec,
+  sandbox: Sandbox | undefined,
+  canaries: Record<string, string>,
+  fetched?: ReportTarget['package'],
+  pinned?: string[],
+): Promise<Report> {
   const isHttp = 'url' in spec;
   const display = isHttp ? [] : (options.displayCommand ?? (options.command !== undefined ? [options.command, ...(options.args ?? [])] : [spec.command, ...spec.args]));
   const origin = options.origin ? { origin: options.origin } : {};
@@ -205,7 +213,8 @@ async function auditSpec(options: AuditOptions, config: ResolvedConfig, spec: St
     ? [...via, ...(config.source ? ['--config', config.source] : []), ...isolation]
     : [...(isHttp ? httpReplayFlags(options) : []), ...(config.source ? ['--config', config.source] : []), ...Object.keys(options.env ?? {}).flatMap((k) => ['--env', k]), ...isolation];
   // A --package replay names the package among its flags; the server's own arguments follow `--`.
-  const trailing = via ? (options.package ? (options.args ?? []) : []) : display;
+  // A launcher line replays with its package pinned to the version audited.
+  const trailing = via ? (options.package ? (options.args ?? []) : []) : (pinned ?? display);
   const replay = (tool: string, args: unknown, rawArgs?: string) => replayLine(tool, args, trailing, replayFlags, rawArgs);
   const enabled = allChecks.filter((c) => config.checks[c.meta.id]?.enabled !== false);
   // What the user handed the server (config env, --env, HTTP headers) may be a credential: never

@@ -439,7 +439,18 @@ function projectInstall(launch: Launch, cwd: string): Installed | FetchFailed | 
 
 /** What to start, after the fetch phase: the command and arguments, and the package when one was fetched. */
 export type Prepared =
-  | { ok: true; command: string; args: string[]; package?: FetchedPackage }
+  | {
+      ok: true;
+      command: string;
+      args: string[];
+      package?: FetchedPackage;
+      /**
+       * The launcher line as given, with the package pinned to the version that was started
+       * (`npx -y pkg` → `npx -y pkg@1.2.3`), for replay lines: a replay runs what was audited, not
+       * whatever is newest by then. Absent when the line named an exact version already.
+       */
+      pinned?: string[];
+    }
   | { ok: false; reason: FetchFailed['reason']; message: string; detail: string; package: FetchedPackage };
 
 /**
@@ -471,5 +482,19 @@ export async function prepareStart(
     const pkg: FetchedPackage = { ecosystem: launch.package.ecosystem, name: launch.package.name, version: launch.package.version ?? null, launcher: launch.launcher, reused: false };
     return { ok: false, reason: got.reason, message: got.message, detail: got.detail, package: pkg };
   }
-  return { ok: true, command: got.command, args: got.args, package: { ecosystem: got.package.ecosystem, name: got.package.name, version: got.package.version, launcher: launch.launcher, reused: got.reused } };
+  const pinned = pinnedLine(target, launch, got.package);
+  return { ok: true, command: got.command, args: got.args, package: { ecosystem: got.package.ecosystem, name: got.package.name, version: got.package.version, launcher: launch.launcher, reused: got.reused }, ...(pinned ? { pinned } : {}) };
+}
+
+/** The launcher line of `target` with its package word pinned to `resolved`'s version (see {@link Prepared}). */
+export function pinnedLine(target: { command?: string; args?: string[] }, launch: Launch, resolved: PackageRef & { version: string }): string[] | undefined {
+  if (target.command === undefined || launch.package.version === resolved.version || launch.package.ecosystem === 'oci') return undefined;
+  const args = target.args ?? [];
+  const word = packageLabel({ ...launch.package, bin: undefined });
+  const at = args.findIndex((a) => a === word || a === `--package=${word}`);
+  if (at < 0) return undefined;
+  const exact = packageLabel({ ...resolved, bin: undefined });
+  const out = [...args];
+  out[at] = args[at]!.startsWith('--package=') ? `--package=${exact}` : exact;
+  return [target.command, ...out];
 }
