@@ -88,6 +88,14 @@ function round1(x: number): number {
 /** Coverage of one tool: `exercised` when at least one valid call answered without error. */
 export type CoverageLevel = 'hygiene-only' | 'exercised';
 
+/**
+ * Whether `cap` lowered the grade: the letter of the percent alone is better than the cap's. A
+ * report shows a cap line only then ("capped at D" under an F of 57.5 % says nothing true).
+ */
+export function capLowered(g: Pick<Grade, 'percent'>, cap: { letter: Letter }): boolean {
+  return g.percent !== null && ORDER.indexOf(letterOf(g.percent)) < ORDER.indexOf(cap.letter);
+}
+
 /** Ranks a letter against a `--fail-under` letter: true when `got` is below `threshold`. */
 export function belowLetter(got: Letter | null, threshold: Letter): boolean {
   if (got === null) return true;

@@ -1,6 +1,6 @@
 /** SPEC section 6, as a table: points, pack percentages, letters, the overall mean and the caps. */
 import { describe, expect, it } from 'vitest';
-import { belowLetter, grade, letterOf, points, worse, type ScoredCheck } from '../../src/scoring.js';
+import { belowLetter, capLowered, grade, letterOf, points, worse, type ScoredCheck } from '../../src/scoring.js';
 import type { PackId, Verdict, Weight } from '../../src/types.js';
 
 const ALL: PackId[] = ['core', 'effects', 'limits', 'design', 'secrets'];
@@ -146,5 +146,15 @@ describe('caps', () => {
     const g = grade([c('core', 'fail', 'scored', 'handshake'), ...passes('core', 19)], ALL);
     expect(g.caps).toEqual([]);
     expect(g.letter).toBe('A');
+  });
+});
+
+describe('capLowered', () => {
+  it('a cap line only when the cap lowered the grade', () => {
+    expect(capLowered({ percent: 92.5 }, { letter: 'D' })).toBe(true);
+    expect(capLowered({ percent: 65 }, { letter: 'D' })).toBe(false);
+    expect(capLowered({ percent: 57.5 }, { letter: 'D' })).toBe(false);
+    expect(capLowered({ percent: null }, { letter: 'F' })).toBe(false);
+    expect(capLowered({ percent: 70 }, { letter: 'F' })).toBe(true);
   });
 });

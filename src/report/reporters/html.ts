@@ -13,6 +13,7 @@
 import { createHash } from 'node:crypto';
 import { allFindings, targetLabel, type Report, type ReportCall, type ReportCheck, type ReportFinding } from '../build.js';
 import { packs } from '../../packs.js';
+import { capLowered } from '../../scoring.js';
 import { summaryRows, type MultiReport } from '../multi.js';
 
 /** Calls shown in a finding's transcript excerpt; the rest are counted. */
@@ -127,7 +128,7 @@ function header(r: Report): Html {
   <div class="meta">
     <h1>${server ?? 'MCP server'} ${!r.standard && html`<span class="badge warn" title="${r.nonStandardKeys.join(', ')}">non-standard</span>`}</h1>
     <p class="summary">${counts.fail} failing · ${counts.partial} partial findings · ${r.calls.length} calls · ${(r.durationMs / 1000).toFixed(1)} s</p>
-    ${g.caps.map((c) => html`<p class="cap">capped at <b>${c.letter}</b>: <code>${c.check}</code> failed</p>`)}
+    ${g.caps.filter((c) => capLowered(g, c)).map((c) => html`<p class="cap">capped at <b>${c.letter}</b>: <code>${c.check}</code> failed</p>`)}
     ${baseline(r)}
     ${!r.standard && html`<p class="cap warn">non-standard run: changed locked settings ${r.nonStandardKeys.map((k) => html`<code>${k}</code> `)}</p>`}
     <dl>

@@ -4,6 +4,7 @@
  */
 import { allFindings, targetLabel, type BaselineComparison, type Report, type ReportCheck, type ReportFinding } from '../build.js';
 import { packs } from '../../packs.js';
+import { capLowered } from '../../scoring.js';
 
 export interface TextOptions {
   color: boolean;
@@ -69,7 +70,7 @@ export function renderText(report: Report, opts: TextOptions): string {
   const letter = g.letter ?? '–';
   const paintLetter = letter === 'A' || letter === 'B' ? green : letter === 'C' || letter === 'D' ? yellow : red;
   lines.push(bold(`grade ${paintLetter(letter)}`) + (g.percent !== null ? ` ${g.percent}%` : '') + ` · ${report.coverage.level}` + std);
-  for (const cap of g.caps) lines.push(red(`  capped at ${cap.letter}: ${cap.check} failed`));
+  for (const cap of g.caps.filter((c) => capLowered(g, c))) lines.push(red(`  capped at ${cap.letter}: ${cap.check} failed`));
   let hiddenInfo = 0;
   for (const pack of packs) {
     const inPack = report.checks.filter((ch) => ch.pack === pack.id);
