@@ -4,8 +4,8 @@
  * from its classes and never re-read reply texts themselves.
  *
  * Vocabularies are exported as data ({@link REFUSAL_TERMS}, {@link RUNTIME_ERROR_TERMS},
- * {@link FETCH_FAILURE_TERMS}, {@link LEAK_PATTERNS}) so that docs and `sealmark explain` can list
- * them instead of restating them.
+ * {@link FETCH_FAILURE_TERMS}, {@link LEAK_PATTERNS}, {@link VALIDATOR_FORMATS}) so that docs and
+ * `sealmark explain` can list them instead of restating them.
  */
 import type { Classification, Leak, LeakPattern, Reply, ReplyClass } from './types.js';
 import { UNEXPECTED_KEY } from './values.js';
@@ -260,6 +260,16 @@ export function replyText(reply: Reply): string {
  *   result that is not an object, or a result whose `content` is present and not an array.
  * - An error (JSON-RPC error, or a result with `isError: true`) is read from its text
  *   (`message` + `data`, or the content text), in this order:
+ *   0. a validator error of a real stack ({@link readValidatorErrors}, {@link VALIDATOR_FORMATS}:
+ *      zod 3/4 issue arrays and `z.prettifyError`, pydantic `ValidationError`, valibot, Ajv,
+ *      santhosh-tekuri and google jsonschema, mcp-go, rmcp/serde; SPEC section 5, "validator
+ *      errors") is a validation decision: the steps below read the text without its recognised
+ *      JSON and pydantic's `[type=…, input_value=…, input_type=…]` annotations (so
+ *      `"received":"undefined"` or `input_type=NoneType` is no crash), and the parameters its paths
+ *      name are added to the named ones. It is `rejected` when it names a declared parameter or the
+ *      root (path `[]`, `/`, `''`, `root`, a location-less pydantic error, an undeclared key), else
+ *      `rejected-unnamed`; under -32603 the root alone does not count and it is `internal-error`.
+ *      The SDK's own CallToolRequest issue (path `["params","arguments"]`) is not such a decision.
  *   1. a runtime error ({@link RUNTIME_ERROR_TERMS}) → `internal-error`, even when it names a
  *      parameter: `KeyError: 'user_id'` or Python's `missing 1 required positional argument: 'x'`
  *      is a crash of the handler, not a validation decision. A deliberate `throw new TypeError(…)`
@@ -355,15 +365,26 @@ export function classifyReply(input: ClassifyInput): Classification {
 
 /** Steps 1–6 of {@link classifyReply} for an error text. */
 function readError(full: string, declared: string[], code: number | undefined): [ReplyClass, string[]] {
-  const text = full.length > CLASSIFY_MAX_CHARS ? full.slice(0, CLASSIFY_MAX_CHARS) : full;
-  const mentioned = mentions(text, declared);
+  const whole = full.length > CLASSIFY_MAX_CHARS ? full.slice(0, CLASSIFY_MAX_CHARS) : full;
+  // Step 0: a recognised validator error is read without its JSON and pydantic annotations, so
+  // that `"received":"undefined"` or `input_type=NoneType` is not taken for a crash.
+  const validator = readValidatorErrors(whole, declared);
+  const decision = validator !== undefined && !validator.requestOnly ? validator : undefined;
+  const text = decision?.rest ?? whole;
+  const mentioned = mentions(whole, declared);
   if (hasRuntimeError(text)) return ['internal-error', mentioned];
 
   let namedInvalid: string[];
   const valueError = VALUE_ERROR.test(text);
   if (valueError) namedInvalid = mentions(valueErrorMessages(text), declared);
-  else namedInvalid = matchesAny(text, REFUSAL_TERMS, 'error') ? mentioned : [];
+  else namedInvalid = matchesAny(text, REFUSAL_TERMS, 'error') ? mentions(text, declared) : [];
   if (code === -32603) namedInvalid = namedInvalid.filter((n) => n !== ROOT);
+  if (decision !== undefined) {
+    const all = new Set([...namedInvalid, ...decision.named]);
+    namedInvalid = [...declared.filter((d) => all.has(d)), ...(all.has(ROOT) && code !== -32603 ? [ROOT] : [])];
+    if (namedInvalid.length > 0) return ['rejected', namedInvalid];
+    return code === -32603 ? ['internal-error', mentioned] : ['rejected-unnamed', []];
+  }
 
   if (namedInvalid.length > 0) return ['rejected', namedInvalid];
   if (valueError || code === -32603) return ['internal-error', mentioned];
@@ -402,6 +423,290 @@ function valueErrorMessages(text: string): string {
   return out.join('\n');
 }
 
+// --- validator errors (SPEC section 5, "Validator errors are read as the validation decisions they are") ---
+
+/**
+ * The validator formats {@link readValidatorErrors} recognises, with where each shape comes from.
+ * Exported as data so that docs can list them.
+ */
+export const VALIDATOR_FORMATS: readonly { readonly format: string; readonly source: string }[] = [
+  { format: 'zod issue array', source: 'zod 3 `ZodError.message` (JSON.stringify(issues, null, 2)) and zod 4 issues, alone or after a prefix such as `MCP error -32602: Invalid arguments for tool x:`; `path` names the argument, `[]` the root' },
+  { format: 'zod prettified', source: 'zod 4 `z.prettifyError`: `✖ <message>` lines, each followed by `  → at <path>` (no such line: the root)' },
+  { format: 'valibot issues', source: 'valibot `ValiError.issues` as JSON: `path` items `{"key":"owner",…}`; text `Invalid type: Expected string but received undefined`, `Invalid key: Expected "owner" but received undefined`' },
+  { format: 'Ajv errors', source: 'Ajv `errors` as JSON (`instancePath`/`dataPath`, `params.missingProperty`, `params.additionalProperty`); text `must have required property \'owner\'`, `/owner must be string`, `data/owner must be string` (read by the refusal vocabulary)' },
+  { format: 'pydantic ValidationError', source: 'pydantic-core `ValidationError.__str__`: `N validation error(s) for <title>` then per error a location line and `  <msg> [type=…, input_value=…, input_type=…]` (no location line: the root); FastMCP prefixes `Error executing tool x: `; JSON `errors()` items with `loc`/`msg`' },
+  { format: 'santhosh-tekuri/jsonschema', source: "v5 `jsonschema: '/owner' does not validate with <url>: <msg>`, v6 `jsonschema validation failed with <url>` then `- at '/owner': <msg>`; `''` is the root, where `missing properties: 'owner'` names the property" },
+  { format: 'google/jsonschema-go', source: 'as used by the official go-sdk: `validating root: required: missing properties: ["owner"]`, `validating /properties/owner: type: <nil> has type "null", want "string"` (schema paths)' },
+  { format: 'mcp-go', source: 'mark3labs/mcp-go `CallToolRequest.Require*`: `required argument "owner" not found`, `argument "owner" is not a string`' },
+  { format: 'serde (rmcp)', source: 'rmcp `Parameters<T>`: `failed to deserialize parameters: <serde_json error>`: `missing field `owner``, `invalid type: null, expected a string` (names nothing), `unknown field `sm_unexpected`, expected one of `a`, `b`` (the root)' },
+];
+
+/** What {@link readValidatorErrors} found in an error text. */
+interface ValidatorReading {
+  /** The formats recognised ({@link VALIDATOR_FORMATS}). */
+  formats: string[];
+  /** Declared parameters (and {@link ROOT}) the recognised errors name by their paths. */
+  named: Set<string>;
+  /** The root was named only by the SDK's CallToolRequest schema (`params.arguments`), not the tool's. */
+  requestOnly: boolean;
+  /** The text without the recognised JSON and pydantic's `[type=…, input_value=…, input_type=…]` annotations. */
+  rest: string;
+}
+
+/** pydantic's per-error annotation (the input may hold anything, `None` as `input_type=NoneType`). */
+const PYDANTIC_ANNOTATION = /\[type=[\w.-]+(?:,[^\n]*?input_type=[\w.]+)?\]/g;
+const PYDANTIC_URL_LINE = /^[ \t]*For further information visit https?:\/\/errors\.pydantic\.dev\/\S*[ \t]*$/gm;
+const PYDANTIC_HEADER = /\b(\d+) validation errors? for [^\n]*\n/g;
+const SERDE_MESSAGE = /\b(?:missing field `[^`\n]*`|unknown field `[^`\n]*`|duplicate field `[^`\n]*`|unknown variant `[^`\n]*`|invalid (?:type|value|length): [^\n]{1,200}?, expected\b)/;
+const MCP_GO_MESSAGE = /\b(?:required )?argument "([^"\n]+)" (?:not found|is not an? [\w.[\]]+)/g;
+const AJV_TEXT = /\b(?:must|should) have required property '|(?:\bdata|(?:^|[\s,;:])\/[\w~%$-]*)(?:[./][\w~%$-]+)* (?:must|should) (?:be|NOT|match|equal|pass|have)\b/m;
+const VALIBOT_MESSAGE = /\bInvalid (?:type|key|value|length|format|\w+): Expected [^\n]{1,200}? but received\b/;
+const SANTHOSH_V5 = /\bjsonschema: '([^'\n]*)' does not validate with [^\n]*?: ([^\n]*)/g;
+const SANTHOSH_V6 = /^[ \t]*- at '([^'\n]*)': ([^\n]*)/gm;
+const GOOGLE_VALIDATING = /\bvalidating (root|\/[^\s:]*):/g;
+
+/**
+ * Recognises validator errors of the stacks in {@link VALIDATOR_FORMATS} in an error text and reads
+ * which declared parameters (or the root) their paths name. A path's first segment names the
+ * argument: a declared parameter, else (an undeclared key, an empty path) the root; the SDK's
+ * `["params","arguments", …]` is read from what follows. Bounded: at most 64 JSON candidates.
+ */
+export function readValidatorErrors(text: string, declared: readonly string[]): ValidatorReading | undefined {
+  const formats = new Set<string>();
+  const named = new Set<string>();
+  let request = false;
+  let rest = text;
+  const addPath = (segments: readonly unknown[]): void => {
+    const r = pathName(segments, declared);
+    if (r === 'request') {
+      request = true;
+      named.add(ROOT);
+    } else named.add(r);
+  };
+
+  // JSON issue arrays / objects (zod, valibot, Ajv, pydantic errors()).
+  const spans: [number, number][] = [];
+  let tries = 0;
+  for (let i = 0; i < text.length && tries < 64; i++) {
+    const c = text[i];
+    if (c !== '[' && c !== '{') continue;
+    if (!/^[[{]\s*["{]/.test(text.slice(i, i + 64))) continue;
+    tries++;
+    const end = balancedEnd(text, i);
+    if (end < 0) continue;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text.slice(i, end));
+    } catch {
+      continue;
+    }
+    const issues = issueObjects(parsed);
+    if (issues.length === 0) continue;
+    for (const issue of issues) {
+      const read = readIssue(issue, declared);
+      if (read === undefined) continue;
+      formats.add(read.format);
+      for (const p of read.paths) addPath(p);
+    }
+    spans.push([i, end]);
+    i = end - 1;
+  }
+  if (spans.length > 0) {
+    let out = '';
+    let at = 0;
+    for (const [s, e] of spans) {
+      out += `${text.slice(at, s)} `;
+      at = e;
+    }
+    rest = out + text.slice(at);
+  }
+
+  // zod 4 z.prettifyError.
+  const lines = rest.split('\n');
+  for (let k = 0; k < lines.length; k++) {
+    if (!/^\s*✖ /.test(lines[k] as string)) continue;
+    formats.add('zod prettified');
+    const at = /^\s*→ at (.+?)\s*$/.exec(lines[k + 1] ?? '');
+    addPath(at ? dottedPath(at[1] as string) : []);
+  }
+
+  // pydantic ValidationError text.
+  PYDANTIC_HEADER.lastIndex = 0;
+  let headers = 0;
+  for (let m = PYDANTIC_HEADER.exec(rest); m !== null && headers++ < 8; m = PYDANTIC_HEADER.exec(rest)) {
+    formats.add('pydantic ValidationError');
+    let count = Math.min(Number(m[1]), 64);
+    let loc: string | undefined;
+    for (const line of rest.slice(m.index + m[0].length, m.index + m[0].length + 64 * 1024).split('\n')) {
+      if (count <= 0) break;
+      if (/^ {4}/.test(line) || line.trim() === '') continue;
+      if (/^ {2}\S/.test(line)) {
+        addPath(loc === undefined ? [] : dottedPath(loc));
+        loc = undefined;
+        count--;
+      } else loc = line.trim();
+    }
+  }
+  if (formats.has('pydantic ValidationError') || PYDANTIC_ANNOTATION.test(rest)) {
+    rest = rest.replace(PYDANTIC_ANNOTATION, ' ').replace(PYDANTIC_URL_LINE, '');
+  }
+  PYDANTIC_ANNOTATION.lastIndex = 0;
+
+  // santhosh-tekuri/jsonschema v5 and v6.
+  const santhosh = (pointer: string, msg: string): void => {
+    formats.add('santhosh-tekuri/jsonschema');
+    const segs = jsonPointer(pointer);
+    if (segs.length === 0) {
+      const missing = quotedNames(/\bmissing propert(?:y|ies):? ([^\n]*)/.exec(msg)?.[1] ?? '', "'");
+      if (missing.length > 0) {
+        for (const p of missing) addPath([p]);
+        return;
+      }
+    }
+    addPath(segs);
+  };
+  for (const m of rest.matchAll(SANTHOSH_V5)) santhosh(m[1] as string, m[2] as string);
+  if (/\bjsonschema\b/.test(rest)) for (const m of rest.matchAll(SANTHOSH_V6)) santhosh(m[1] as string, m[2] as string);
+
+  // google/jsonschema-go (the go-sdk's validator): schema paths.
+  const validating = [...rest.matchAll(GOOGLE_VALIDATING)];
+  if (validating.length > 0 && /\b(?:has type "[^"]*", want|missing properties|additionalProperties|does not equal|is (?:less|greater) than|contains \d+ Unicode code points|does not match regular expression)\b/.test(rest)) {
+    formats.add('google/jsonschema-go');
+    const prop = validating.map((m) => /^\/properties\/([^/]+)/.exec(m[1] as string)).find((p) => p !== null);
+    if (prop) addPath([jsonPointer(`/${prop[1] as string}`)[0]]);
+    else {
+      const missing = quotedNames(/\bmissing properties: ([^\n]*)/.exec(rest)?.[1] ?? '', '"');
+      if (missing.length > 0) for (const p of missing) addPath([p]);
+      else addPath([]);
+    }
+  }
+
+  // mark3labs/mcp-go.
+  for (const m of rest.matchAll(MCP_GO_MESSAGE)) {
+    formats.add('mcp-go');
+    addPath([m[1]]);
+  }
+
+  // serde (rmcp), valibot and Ajv text: named by the refusal vocabulary and quoted names.
+  if (SERDE_MESSAGE.test(rest)) formats.add('serde (rmcp)');
+  if (VALIBOT_MESSAGE.test(rest)) formats.add('valibot issues');
+  if (AJV_TEXT.test(rest)) formats.add('Ajv errors');
+
+  if (formats.size === 0) return undefined;
+  const requestOnly = request && [...named].every((n) => n === ROOT) && ![...formats].some((f) => f !== 'zod issue array');
+  return { formats: [...formats], named, requestOnly, rest };
+}
+
+/** The name a validator path gives: a declared parameter, the root, or `request` for CallToolRequest's `params.arguments`. */
+function pathName(segments: readonly unknown[], declared: readonly string[]): string {
+  if (segments.length >= 2 && segments[0] === 'params' && segments[1] === 'arguments') {
+    if (segments.length === 2) return 'request';
+    return pathName(segments.slice(2), declared);
+  }
+  const first = segments[0];
+  if (typeof first !== 'string') return ROOT;
+  if (declared.includes(first)) return first;
+  const folded = declared.find((d) => d.toLowerCase() === first.toLowerCase());
+  return folded ?? ROOT;
+}
+
+/** The issue objects in parsed JSON: an array of them, or an object holding `issues`/`errors`/`details`/`detail`. */
+function issueObjects(v: unknown, depth = 0): Record<string, unknown>[] {
+  if (depth > 3) return [];
+  if (Array.isArray(v)) return v.filter((x): x is Record<string, unknown> => isRecord(x) && isIssue(x));
+  if (!isRecord(v)) return [];
+  if (isIssue(v)) return [v];
+  for (const key of ['issues', 'errors', 'details', 'detail', 'error', 'data']) {
+    const found = issueObjects(v[key], depth + 1);
+    if (found.length > 0) return found;
+  }
+  return [];
+}
+
+/**
+ * An issue of zod (`code`, `path`, `message`), valibot (`kind`, `path` of `{key}` items, `message`),
+ * Ajv (`instancePath`/`dataPath`, `keyword`, `message`) or pydantic `errors()` (`type`, `loc`, `msg`).
+ * A GraphQL error (`message`, `path`, no `code`) is none of these.
+ */
+function isIssue(o: Record<string, unknown>): boolean {
+  if (typeof o.message === 'string') {
+    if (Array.isArray(o.path) && (typeof o.code === 'string' || typeof o.kind === 'string')) return true;
+    if ((typeof o.instancePath === 'string' || typeof o.dataPath === 'string') && typeof o.keyword === 'string') return true;
+  }
+  return typeof o.msg === 'string' && typeof o.type === 'string' && Array.isArray(o.loc);
+}
+
+/** One issue's format and the paths it names. */
+function readIssue(o: Record<string, unknown>, declared: readonly string[]): { format: string; paths: unknown[][] } | undefined {
+  if (typeof o.instancePath === 'string' || typeof o.dataPath === 'string') {
+    const segs = typeof o.instancePath === 'string' ? jsonPointer(o.instancePath) : dottedPath(String(o.dataPath).replace(/^\./, ''));
+    const params = isRecord(o.params) ? o.params : {};
+    if (segs.length === 0 && typeof params.missingProperty === 'string') return { format: 'Ajv errors', paths: [[params.missingProperty.replace(/^\./, '')]] };
+    if (segs.length === 0 && typeof params.additionalProperty === 'string') return { format: 'Ajv errors', paths: [[]] };
+    return { format: 'Ajv errors', paths: [segs] };
+  }
+  if (Array.isArray(o.loc)) return { format: 'pydantic ValidationError', paths: [o.loc] };
+  const path = o.path as unknown[];
+  if (path.some((p) => isRecord(p))) {
+    // valibot: path items are {type, origin, input, key, value}.
+    return { format: 'valibot issues', paths: [path.map((p) => (isRecord(p) ? p.key : p))] };
+  }
+  if (o.code === 'unrecognized_keys' && path.length === 0) {
+    const keys = Array.isArray(o.keys) ? o.keys.filter((k): k is string => typeof k === 'string') : [];
+    const declaredKeys = keys.filter((k) => declared.includes(k));
+    return { format: 'zod issue array', paths: declaredKeys.length > 0 ? declaredKeys.map((k) => [k]) : [[]] };
+  }
+  return { format: typeof o.kind === 'string' && typeof o.type === 'string' ? 'valibot issues' : 'zod issue array', paths: [path] };
+}
+
+/** The end (exclusive) of the balanced JSON value starting at `start`, or -1. Linear, string-aware. */
+function balancedEnd(text: string, start: number): number {
+  let depth = 0;
+  let inString = false;
+  const limit = Math.min(text.length, start + CLASSIFY_MAX_CHARS);
+  for (let k = start; k < limit; k++) {
+    const c = text[k];
+    if (inString) {
+      if (c === '\\') k++;
+      else if (c === '"') inString = false;
+      continue;
+    }
+    if (c === '"') inString = true;
+    else if (c === '[' || c === '{') depth++;
+    else if (c === ']' || c === '}') {
+      depth--;
+      if (depth === 0) return k + 1;
+    }
+  }
+  return -1;
+}
+
+/** A JSON pointer (`/owner/0`, `''`) as segments, `~1` and `~0` unescaped. */
+function jsonPointer(p: string): string[] {
+  const s = p.replace(/^#/, '');
+  if (s === '' || s === '/') return [];
+  return s
+    .replace(/^\//, '')
+    .split('/')
+    .map((x) => x.replace(/~1/g, '/').replace(/~0/g, '~'));
+}
+
+/** A dotted path (`items.0.name`, `items[0].name`, `["a b"].c`, `root`, `(root)`) as segments. */
+function dottedPath(p: string): string[] {
+  const t = p.trim();
+  if (t === '' || t === 'root' || t === '(root)' || t === '/') return [];
+  const out: string[] = [];
+  const re = /\["((?:[^"\\]|\\.)*)"\]|\[(\d+)\]|([^.[\]]+)/g;
+  for (let m = re.exec(t); m !== null; m = re.exec(t)) out.push(m[1] ?? m[2] ?? m[3] ?? '');
+  return out;
+}
+
+/** The names in a list such as `'a', 'b'` or `["a","b"]`. */
+function quotedNames(list: string, quote: string): string[] {
+  const re = quote === '"' ? /"((?:[^"\\\n]|\\.)*)"/g : /'([^'\n]*)'/g;
+  return [...list.matchAll(re)].map((m) => m[1] as string);
+}
+
 // --- parameter names --------------------------------------------------------------------------
 
 /** Declared parameters (and the root) the text names, in declaration order, `(root)` last. */
@@ -421,6 +726,9 @@ function forNames(text: string): string {
   return text
     .replace(/\btool\s+(?=(['"`]?[\w.\-/]+['"`]?))\1(?=\s*(?::|\n|$)|\s+(?:not found|is disabled|disabled|failed|error))/gi, 'tool')
     .replace(/\bvalidation errors? for (?=([\w.]+))\1/gi, 'validation error')
+    .replace(PYDANTIC_ANNOTATION, ' ')
+    // serde's list of what it expected ("unknown field `x`, expected one of `a`, `b`") names no argument.
+    .replace(/\bexpected (?:one of )?`[^`\n]*`(?:(?:,| or) `[^`\n]*`)*/g, 'expected')
     .replace(/"(?:code|expected|received|keyword|schemaPath|origin|format|validation|type|inclusive|exact|minimum|maximum)"\s*:\s*(?:"(?:[^"\\\n]|\\.)*"|[^,}\]\n]*)/g, ' ')
     .replace(/"(?:path|instancePath|message|params|keys|errors|issues|missingProperty|additionalProperty|unionErrors|note|values|options|error|details)"\s*:/g, ' ');
 }

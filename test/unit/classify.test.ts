@@ -1,6 +1,9 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   classifyReply,
+  readValidatorErrors,
+  VALIDATOR_FORMATS,
   replyText,
   scanLeaks,
   REFUSAL_TERMS,
@@ -242,6 +245,130 @@ describe('parameter names are whole words', () => {
     ['[{"code":"invalid_type","expected":"string","received":"number","path":["path"],"message":"Expected string"}]', ['path', 'code', 'message'], ['path']],
   ])('%j with %j names %j', (text, params, expected) => {
     expect(named(text as string, params as string[])).toEqual(expected);
+  });
+});
+
+// --- validator errors (SPEC section 5: read as the validation decisions they are) ----------------
+
+/** A reply as a server sent it (a JSON-RPC response), as the transport hands it to the classifier. */
+const fromWire = (msg: Record<string, unknown>): Reply =>
+  msg.error !== undefined ? { kind: 'response', error: msg.error as never, raw: msg } : { kind: 'response', result: msg.result, raw: msg };
+
+interface ReplyFixture {
+  comment: string;
+  declaredParams: string[];
+  expect: { class: ReplyClass; named: string[] };
+  reply: Record<string, unknown>;
+}
+const FIXTURE_DIR = new URL('../fixtures/replies/', import.meta.url);
+const fixtures = readdirSync(FIXTURE_DIR)
+  .filter((f) => f.endsWith('.json'))
+  .sort()
+  .map((f) => ({ file: f, ...(JSON.parse(readFileSync(new URL(f, FIXTURE_DIR), 'utf8')) as ReplyFixture) }));
+
+describe('validator errors of real stacks (test/fixtures/replies)', () => {
+  it('has a fixture for every stack, each saying where it came from', () => {
+    expect(fixtures.length).toBeGreaterThanOrEqual(VALIDATOR_FORMATS.length);
+    for (const f of fixtures) expect(f.comment.length).toBeGreaterThan(20);
+    const prefixes = ['zod3-', 'zod4-', 'pydantic-', 'fastmcp-', 'valibot-', 'ajv-', 'santhosh-', 'go-sdk-', 'mcp-go', 'rmcp-serde-'];
+    for (const p of prefixes) expect(fixtures.some((f) => f.file.startsWith(p))).toBe(true);
+  });
+  it.each(fixtures)('$file → $expect.class $expect.named', ({ reply, declaredParams, expect: want }) => {
+    const c = classifyReply({ reply: fromWire(reply), declaredParams });
+    expect(c.class).toBe(want.class);
+    expect(c.named).toEqual(want.named);
+    expect(c.leaks).toEqual([]);
+  });
+  it.each(fixtures)('$file is recognised as a validator error', ({ reply, declaredParams }) => {
+    const text = replyText(fromWire(reply));
+    expect(readValidatorErrors(text, declaredParams)?.formats.length ?? 0).toBeGreaterThan(0);
+  });
+
+  const ZOD3_EMPTY = '[{"code":"invalid_type","expected":"string","received":"undefined","path":["owner"],"message":"Required"}]';
+  const ZOD4_EMPTY = '[{"expected":"string","code":"invalid_type","path":["owner"],"message":"Invalid input: expected string, received undefined"}]';
+  const P = ['owner', 'repo'];
+  const cases: { name: string; reply: Reply; params?: string[]; cls: ReplyClass; named: string[] }[] = [
+    // zod issue arrays, bare, after a prefix, in error.data, pretty-printed
+    { name: 'zod 3 issue array, bare (isError)', reply: toolError(ZOD3_EMPTY), cls: 'rejected', named: ['owner'] },
+    { name: 'zod 3 issue array after the SDK prefix (-32602)', reply: rpcError(-32602, `MCP error -32602: Invalid arguments for tool x: ${ZOD3_EMPTY}`), cls: 'rejected', named: ['owner'] },
+    { name: 'zod 4 issue array after the SDK prefix (isError)', reply: toolError(`MCP error -32602: Input validation error: Invalid arguments for tool x: ${ZOD4_EMPTY}`), cls: 'rejected', named: ['owner'] },
+    { name: 'zod 4 issue array in error.data', reply: rpcError(-32602, 'Invalid params', JSON.parse(ZOD4_EMPTY)), cls: 'rejected', named: ['owner'] },
+    { name: 'zod 4 issue array pretty-printed', reply: toolError(JSON.stringify(JSON.parse(ZOD4_EMPTY), null, 2)), cls: 'rejected', named: ['owner'] },
+    { name: 'zod 4 path [] is the root', reply: toolError('[{"expected":"object","code":"invalid_type","path":[],"message":"Invalid input: expected object, received undefined"}]'), cls: 'rejected', named: [ROOT] },
+    { name: 'zod nested path names its top-level argument', reply: toolError('[{"code":"invalid_type","expected":"string","received":"number","path":["repo","name"],"message":"Expected string, received number"}]'), cls: 'rejected', named: ['repo'] },
+    { name: 'zod 4 unrecognized_keys at the root', reply: toolError('[{"code":"unrecognized_keys","keys":["sm_unexpected"],"path":[],"message":"Unrecognized key: \\"sm_unexpected\\""}]'), cls: 'rejected', named: [ROOT] },
+    { name: 'zod issue under a weak name ("value") is named by its path', reply: toolError('[{"expected":"number","code":"invalid_type","path":["value"],"message":"Invalid input: expected number, received undefined"}]'), params: ['value'], cls: 'rejected', named: ['value'] },
+    { name: 'zod issue thrown from a low-level handler (-32603) naming a declared parameter', reply: rpcError(-32603, ZOD4_EMPTY), cls: 'rejected', named: ['owner'] },
+    { name: 'zod issue at the root under -32603 is not a decision on the parameters (SPEC note)', reply: rpcError(-32603, '[{"expected":"object","code":"invalid_type","path":[],"message":"Invalid input: expected object, received array"}]'), cls: 'internal-error', named: [ROOT] },
+    // zod prettified
+    { name: 'zod 4 prettifyError', reply: toolError('✖ Invalid input: expected string, received undefined\n  → at owner'), cls: 'rejected', named: ['owner'] },
+    { name: 'zod 4 prettifyError nested path', reply: toolError('✖ Invalid input: expected string, received number\n  → at repo[0].name'), cls: 'rejected', named: ['repo'] },
+    { name: 'zod 4 prettifyError at the root', reply: toolError('✖ Invalid input: expected object, received undefined'), cls: 'rejected', named: [ROOT] },
+    // pydantic
+    { name: 'pydantic v2 ValidationError', reply: toolError('1 validation error for EchoArguments\nowner\n  Field required [type=missing, input_value={}, input_type=dict]'), cls: 'rejected', named: ['owner'] },
+    { name: 'pydantic input_type=NoneType is the input, not a crash', reply: toolError('1 validation error for EchoArguments\nowner\n  Input should be a valid string [type=string_type, input_value=None, input_type=NoneType]'), cls: 'rejected', named: ['owner'] },
+    { name: 'pydantic input_value naming another parameter does not name it', reply: toolError("1 validation error for EchoArguments\nrepo\n  Field required [type=missing, input_value={'owner': 'x'}, input_type=dict]"), cls: 'rejected', named: ['repo'] },
+    { name: 'pydantic two errors', reply: toolError('2 validation errors for EchoArguments\nowner\n  Field required [type=missing, input_value={}, input_type=dict]\nrepo\n  Field required [type=missing, input_value={}, input_type=dict]'), cls: 'rejected', named: ['owner', 'repo'] },
+    { name: 'pydantic extra_forbidden under the undeclared key is the root', reply: toolError("1 validation error for EchoArguments\nsm_unexpected\n  Extra inputs are not permitted [type=extra_forbidden, input_value=1, input_type=int]"), cls: 'rejected', named: [ROOT] },
+    { name: 'pydantic error without a location is the root', reply: toolError('1 validation error for EchoArguments\n  Input should be a valid dictionary or instance of EchoArguments [type=model_type, input_value=[1], input_type=list]'), cls: 'rejected', named: [ROOT] },
+    { name: 'pydantic errors() JSON (loc, msg)', reply: toolError('[{"type":"missing","loc":["owner"],"msg":"Field required","input":{}}]'), cls: 'rejected', named: ['owner'] },
+    // valibot
+    { name: 'valibot message alone names nothing', reply: toolError('Invalid type: Expected string but received undefined'), cls: 'rejected-unnamed', named: [] },
+    { name: 'valibot missing key names the key', reply: toolError('Invalid key: Expected "owner" but received undefined'), cls: 'rejected', named: ['owner'] },
+    { name: 'valibot issues JSON path {key}', reply: toolError('[{"kind":"schema","type":"string","expected":"string","received":"undefined","message":"Invalid type: Expected string but received undefined","path":[{"type":"object","origin":"value","input":{},"key":"owner"}]}]'), cls: 'rejected', named: ['owner'] },
+    // Ajv
+    { name: 'Ajv required', reply: toolError("must have required property 'owner'"), cls: 'rejected', named: ['owner'] },
+    { name: 'Ajv instancePath text', reply: toolError('/owner must be string'), cls: 'rejected', named: ['owner'] },
+    { name: 'Ajv errorsText', reply: rpcError(-32602, 'data/owner must be string'), cls: 'rejected', named: ['owner'] },
+    { name: 'Ajv errors JSON, required at instancePath ""', reply: toolError('[{"instancePath":"","schemaPath":"#/required","keyword":"required","params":{"missingProperty":"owner"},"message":"must have required property \'owner\'"}]'), cls: 'rejected', named: ['owner'] },
+    { name: 'Ajv errors JSON, additionalProperties at the root', reply: toolError('[{"instancePath":"","schemaPath":"#/additionalProperties","keyword":"additionalProperties","params":{"additionalProperty":"sm_unexpected"},"message":"must NOT have additional properties"}]'), cls: 'rejected', named: [ROOT] },
+    { name: 'Ajv errors JSON, type at /repo', reply: rpcError(-32602, 'Invalid params', { errors: [{ instancePath: '/repo', schemaPath: '#/properties/repo/type', keyword: 'type', params: { type: 'string' }, message: 'must be string' }] }), cls: 'rejected', named: ['repo'] },
+    // Go
+    { name: 'santhosh-tekuri v5 type', reply: toolError("jsonschema: '/owner' does not validate with file:///s.json#/properties/owner/type: expected string, but got null"), cls: 'rejected', named: ['owner'] },
+    { name: 'santhosh-tekuri v5 missing properties at the root', reply: toolError("jsonschema: '' does not validate with file:///s.json#/required: missing properties: 'owner'"), cls: 'rejected', named: ['owner'] },
+    { name: 'santhosh-tekuri v6 "got null, want string"', reply: toolError("jsonschema validation failed with 'file:///s.json#'\n- at '/owner': got null, want string"), cls: 'rejected', named: ['owner'] },
+    { name: 'google/jsonschema-go required', reply: toolError('validating "arguments": validating root: required: missing properties: ["owner"]'), cls: 'rejected', named: ['owner'] },
+    { name: 'google/jsonschema-go type (schema path)', reply: toolError('validating root: validating /properties/owner: type: <nil> has type "null", want "string"'), cls: 'rejected', named: ['owner'] },
+    { name: 'google/jsonschema-go type at the root', reply: toolError('validating "arguments": validating root: type: [1] has type "array", want "object"'), cls: 'rejected', named: [ROOT] },
+    { name: 'mcp-go required argument', reply: toolError('required argument "owner" not found'), cls: 'rejected', named: ['owner'] },
+    { name: 'mcp-go wrong type', reply: toolError('argument "owner" is not a string'), cls: 'rejected', named: ['owner'] },
+    // rmcp / serde
+    { name: 'serde missing field', reply: rpcError(-32602, 'failed to deserialize parameters: missing field `owner`'), cls: 'rejected', named: ['owner'] },
+    { name: 'serde invalid type names nothing', reply: rpcError(-32602, 'failed to deserialize parameters: invalid type: null, expected a string'), cls: 'rejected-unnamed', named: [] },
+    { name: 'serde unknown field names the root, not the listed fields', reply: rpcError(-32602, 'failed to deserialize parameters: unknown field `sm_unexpected`, expected one of `owner`, `repo`'), cls: 'rejected', named: [ROOT] },
+    // runtime errors stay runtime errors
+    { name: 'TypeError Cannot read properties of undefined', reply: toolError("TypeError: Cannot read properties of undefined (reading 'toLowerCase')"), cls: 'internal-error', named: [] },
+    { name: 'Python KeyError naming the parameter', reply: toolError("KeyError: 'owner'"), cls: 'internal-error', named: ['owner'] },
+    { name: 'AttributeError on NoneType', reply: toolError("AttributeError: 'NoneType' object has no attribute 'lower'"), cls: 'internal-error', named: [] },
+    { name: 'a TypeError beside a zod-looking path is still a crash', reply: toolError('TypeError: Cannot read properties of undefined (reading \'path\') at ["owner"]'), cls: 'internal-error', named: ['owner'] },
+    { name: 'a GraphQL error (message and path, no code) is no validator issue', reply: toolError('[{"message":"Could not resolve to a Repository with the name \'x\'.","path":["repository"],"type":"NOT_FOUND"}]'), cls: 'rejected-unnamed', named: [] },
+    { name: 'SDK CallToolRequest ZodError under -32603 stays internal', reply: rpcError(-32603, ZOD_32603), params: ['a', 'b'], cls: 'internal-error', named: [ROOT] },
+  ];
+  it.each(cases)('$name → $cls $named', ({ reply, params, cls, named }) => {
+    const c = classifyReply({ reply, declaredParams: params ?? P });
+    expect(c.class).toBe(cls);
+    expect(c.named).toEqual(named);
+  });
+
+  it('a pydantic message is not a traceback: the leak scan stays independent', () => {
+    const plain = classifyReply({ reply: toolError('1 validation error for EchoArguments\nowner\n  Field required [type=missing, input_value={}, input_type=dict]\n    For further information visit https://errors.pydantic.dev/2.11/v/missing'), declaredParams: P });
+    expect(plain.leaks).toEqual([]);
+    const withTrace = classifyReply({
+      reply: toolError(['Traceback (most recent call last):', '  File "/app/server.py", line 9, in call', 'pydantic_core._pydantic_core.ValidationError: 1 validation error for EchoArguments', 'owner', '  Field required [type=missing, input_value={}, input_type=dict]'].join('\n')),
+      declaredParams: P,
+    });
+    expect(withTrace.class).toBe('rejected');
+    expect(withTrace.named).toEqual(['owner']);
+    expect(withTrace.leaks.map((l) => l.pattern)).toEqual(['python-traceback', 'python-frame']);
+  });
+
+  it('stays fast on many unbalanced JSON starts and repeated pydantic headers', () => {
+    const texts = ['[{"a":'.repeat(40_000), '1 validation error for X\n'.repeat(20_000), '✖ x\n'.repeat(50_000)];
+    for (const text of texts) {
+      const t0 = performance.now();
+      classifyReply({ reply: toolError(text), declaredParams: P });
+      expect(performance.now() - t0).toBeLessThan(3000);
+    }
   });
 });
 
