@@ -204,18 +204,22 @@ async function fetchPypi(launch: Launch, o: Opts): Promise<Installed | FetchFail
   pipEnv.PIP_RETRIES ??= '1';
   pipEnv.PIP_TIMEOUT ??= '15';
   const binaryOnly = o.scripts ? [] : ['--only-binary', ':all:'];
+  const installed = (v: string) => join(o.cacheDir, 'pypi', `${slug(ref.name)}==${v}`);
   let version = ref.version;
-  if (version === undefined) {
-    // pip resolves the newest version without installing anything (pip ≥ 22.2).
-    const r = await run(python, ['-m', 'pip', 'install', '--dry-run', '--quiet', '--no-deps', '--ignore-installed', '--report', '-', ...binaryOnly, ref.name], { env: pipEnv, timeoutMs: o.timeoutMs });
+  // An exact version installed before starts with no look at the index at all.
+  if (version === undefined || !existsSync(join(installed(version), MARKER))) {
+    // pip resolves the version without installing anything (pip ≥ 22.2): a distribution the index
+    // does not have fails here, in a second, before a virtual environment is made for it.
+    const spec = version === undefined ? ref.name : `${ref.name}==${version}`;
+    const r = await run(python, ['-m', 'pip', 'install', '--dry-run', '--quiet', '--no-deps', '--ignore-installed', '--report', '-', ...binaryOnly, spec], { env: pipEnv, timeoutMs: o.timeoutMs });
     const report = safeJson(r.stdout) as { install?: { metadata?: { version?: unknown } }[] } | undefined;
     const v = report?.install?.[0]?.metadata?.version;
     if (r.code !== 0 || typeof v !== 'string') return failed('fetch-failed', ref, pipError(r));
     version = v;
   }
   const exact = { ...ref, version };
-  const dir = join(o.cacheDir, 'pypi', `${slug(ref.name)}==${version}`);
-  let reused = existsSync(join(dir, MARKER));
+  const dir = installed(version);
+  const reused = existsSync(join(dir, MARKER));
   if (!reused) {
     // A folder without the marker is an install that was interrupted: it is made again.
     rmSync(dir, { recursive: true, force: true });

@@ -75,10 +75,9 @@ describe('--server-json', () => {
     SLOW,
   );
 
-  it('a required input with no default: needs-config, naming it, at once', async () => {
+  it('a required input with no default: needs-config, naming it, before anything starts', async () => {
     const r = await sealmark(['audit', '--format', 'json', '--server-json', join(FIXTURES, 'needs-config.json')]);
     expect(r.code).toBe(3);
-    expect(r.ms).toBeLessThan(10_000);
     expect(r.report?.notAudited?.reason).toBe('needs-config');
     expect(r.report?.notAudited?.message).toMatch(/workspace/);
     expect(r.report?.notAudited?.message).toMatch(/--env ECHO_DB_URL=VALUE/);
