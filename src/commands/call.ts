@@ -3,7 +3,8 @@
  * line of every finding) and prints what was sent, the raw reply and its class (SPEC section 4).
  */
 import { randomBytes } from 'node:crypto';
-import { headerSecrets, httpSpec, networkAtStart, serverEnv } from '../audit.js';
+import { headerSecrets, httpSpec, serverEnv } from '../audit.js';
+import { networkAtStart } from '../target/network-at-start.js';
 import { readClientConfig } from '../client-config.js';
 import type { HttpTargetSpec } from '../target/http-transport.js';
 import { EFFECT_GRACE_MS } from '../probes/effects.js';
