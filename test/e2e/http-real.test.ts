@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Report, ReportCall, ReportCheck } from '../../src/report/build.js';
-import { runCli, type CliRun } from '../helpers/cli.js';
+import { concurrencyLimit, runCli, type CliRun } from '../helpers/cli.js';
 import { TOOL_CHECKS, startHttpFixture, type HttpFixture } from '../helpers/http.js';
 import { root } from '../helpers/run.js';
 
@@ -60,18 +60,7 @@ const EVERYTHING_TOOLS = [
 ];
 
 /** At most two sealmark processes at once (two cores; a starved server would look like a hang). */
-let active = 0;
-const waiting: (() => void)[] = [];
-async function limited<T>(fn: () => Promise<T>): Promise<T> {
-  while (active >= 2) await new Promise<void>((r) => waiting.push(r));
-  active += 1;
-  try {
-    return await fn();
-  } finally {
-    active -= 1;
-    waiting.shift()?.();
-  }
-}
+const limited = concurrencyLimit(2);
 
 const dir = mkdtempSync(join(tmpdir(), 'sealmark-http-real-'));
 let files = 0;

@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { root } from '../helpers/run.js';
 import { TOOL_CHECKS, startHttpFixture, type HttpFixture } from '../helpers/http.js';
-import { runCli, type CliRun } from '../helpers/cli.js';
+import { concurrencyLimit, runCli, type CliRun } from '../helpers/cli.js';
 import { replayLine } from '../../src/replay.js';
 import type { Report, ReportCall, ReportCheck } from '../../src/report/build.js';
 
@@ -50,18 +50,7 @@ function run(args: string[], opts: { shell?: string; env?: Record<string, string
 }
 
 /** At most two sealmark processes at once (two cores; a starved server would look like a hang). */
-let active = 0;
-const waiting: (() => void)[] = [];
-async function limited<T>(fn: () => Promise<T>): Promise<T> {
-  while (active >= 2) await new Promise<void>((r) => waiting.push(r));
-  active += 1;
-  try {
-    return await fn();
-  } finally {
-    active -= 1;
-    waiting.shift()?.();
-  }
-}
+const limited = concurrencyLimit(2);
 
 const tmpDirs: string[] = [];
 function tempDir(): string {

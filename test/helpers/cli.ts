@@ -53,3 +53,23 @@ export function collectOutput(child: ChildProcess): Promise<CliRun> {
     child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
   });
 }
+
+/**
+ * A limiter: `limit(fn)` runs `fn` once fewer than `n` functions given to this limiter are running,
+ * so that a test file starts at most `n` sealmark processes at once (a starved server on two cores
+ * would look like a hang).
+ */
+export function concurrencyLimit(n: number): <T>(fn: () => Promise<T>) => Promise<T> {
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  return async <T>(fn: () => Promise<T>): Promise<T> => {
+    while (active >= n) await new Promise<void>((r) => waiting.push(r));
+    active += 1;
+    try {
+      return await fn();
+    } finally {
+      active -= 1;
+      waiting.shift()?.();
+    }
+  };
+}
