@@ -5,6 +5,11 @@
  * Dialect (MCP 2025-11-25 `basic/index.mdx`, SEP-1613): JSON Schema 2020-12 unless `$schema` says
  * otherwise; draft-07 is common in the wild (SDK 1.x with zod emits it), 2019-09 and draft-06 are
  * understood too. An unknown `$schema` is reported as a compile error.
+ *
+ * A keyword the dialect does not define (OpenAPI's `nullable`, `example`, `discriminator`, `x-*`)
+ * is ignored, never a compile error (SPEC section 5, "Schemas are judged in their declared
+ * dialect"); {@link foreignKeywords} names them for an advisory note. Only the formats JSON Schema
+ * defines are checked: OpenAPI's (`int64`, `byte`, `password` …) are unknown, hence ignored.
  */
 import { createRequire } from 'node:module';
 import type { ErrorObject, ValidateFunction } from 'ajv';
@@ -38,6 +43,20 @@ function safeRegExp(pattern: string, flags: string): { test: (s: string) => bool
 }
 safeRegExp.code = 'sealmarkSafeRegExp';
 
+/**
+ * The formats JSON Schema defines that ajv-formats implements. ajv-formats also knows OpenAPI's
+ * (`int32`, `int64`, `float`, `double`, `byte`, `binary`, `password`) and its own (`url`,
+ * `iso-time` …); a JSON Schema validator does not, so they are ignored here too: `byte` checked as
+ * base64 would make sealmark call a plain string invalid and blame a server for accepting it.
+ */
+const JSON_SCHEMA_FORMATS = [
+  'date-time', 'date', 'time', 'duration', 'email', 'hostname', 'ipv4', 'ipv6', 'uri', 'uri-reference',
+  'uri-template', 'uuid', 'json-pointer', 'relative-json-pointer', 'regex',
+] as const;
+
+/** Formats OpenAPI 3 defines on top of JSON Schema (named in the foreign-keyword note). */
+const OPENAPI_FORMATS = new Set(['int32', 'int64', 'float', 'double', 'byte', 'binary', 'password']);
+
 const ajvOptions = {
   strict: false,
   allErrors: true,
@@ -54,7 +73,7 @@ const instances = new Map<string, AjvLike>();
 function ajvFor(dialect: Dialect): AjvLike {
   let ajv = instances.get(dialect);
   if (ajv) return ajv;
-  const addFormats = require('ajv-formats') as (a: AjvLike) => void;
+  const addFormats = require('ajv-formats') as (a: AjvLike, formats: readonly string[]) => void;
   if (dialect === '2020-12') ajv = new (require('ajv/dist/2020').default as AjvCtor)(ajvOptions);
   else if (dialect === '2019-09') ajv = new (require('ajv/dist/2019').default as AjvCtor)(ajvOptions);
   else if (dialect === 'draft-04') ajv = new (require('ajv-draft-04').default as AjvCtor)(ajvOptions);
@@ -64,7 +83,7 @@ function ajvFor(dialect: Dialect): AjvLike {
       (ajv as unknown as { addMetaSchema: (s: object) => void }).addMetaSchema(require('ajv/dist/refs/json-schema-draft-06.json'));
     }
   }
-  addFormats(ajv);
+  addFormats(ajv, JSON_SCHEMA_FORMATS);
   instances.set(dialect, ajv);
   return ajv;
 }
@@ -127,13 +146,14 @@ export function compileSchema(schema: unknown): Compiled {
   } else {
     try {
       let fn: ValidateFunction;
+      const forAjv = withoutThrowingNullable(schema) as object;
       try {
-        fn = ajvFor(dialect).compile(schema);
+        fn = ajvFor(dialect).compile(forAjv);
       } catch (err) {
         // Two different schemas that share an `$id` clash inside one Ajv: compile this one alone.
         if (!(err instanceof Error && /already exists/.test(err.message))) throw err;
         instances.delete(dialect);
-        fn = ajvFor(dialect).compile(schema);
+        fn = ajvFor(dialect).compile(forAjv);
       }
       result = {
         ok: true,
@@ -157,6 +177,133 @@ export function compileSchema(schema: unknown): Compiled {
   }
   compiledCache.set(key, result);
   return result;
+}
+
+/** Keywords whose value is data, never a schema: nothing under them is a keyword. */
+const DATA_KEYWORDS = new Set(['enum', 'const', 'default', 'examples', 'example']);
+/** Keywords whose value maps names (not keywords) to schemas. */
+const MAP_KEYWORDS = new Set(['properties', 'patternProperties', 'definitions', '$defs', 'dependentSchemas', 'dependencies']);
+/** Keywords whose value is a schema or an array of schemas. */
+const SUBSCHEMA_KEYWORDS = new Set([
+  'items', 'additionalItems', 'prefixItems', 'contains', 'additionalProperties', 'propertyNames', 'not', 'if', 'then', 'else',
+  'allOf', 'anyOf', 'oneOf', 'unevaluatedItems', 'unevaluatedProperties', 'contentSchema',
+]);
+
+/**
+ * Ajv reads OpenAPI's `nullable` in every dialect: `nullable: true` beside a `type` also admits
+ * `null`, which is kept (it only widens what sealmark takes as valid, so no server is blamed for
+ * accepting a null it declared), but Ajv refuses to compile `nullable` without a `type`, with a
+ * non-boolean value, or `nullable: false` beside `type: "null"`, where OpenAPI gives it no effect
+ * and JSON Schema ignores it. Returns `schema` itself when there is no such `nullable`, else a copy
+ * without them. Values of data keywords (`enum`, `const`, `default`, `examples`) are left alone;
+ * unknown keywords are walked, since a `$ref` may point into them (`#/components/schemas/…`).
+ */
+function withoutThrowingNullable(node: unknown): unknown {
+  if (Array.isArray(node)) {
+    let changed = false;
+    const out = node.map((x) => {
+      const y = withoutThrowingNullable(x);
+      if (y !== x) changed = true;
+      return y;
+    });
+    return changed ? out : node;
+  }
+  if (typeof node !== 'object' || node === null) return node;
+  const n = node as Record<string, unknown>;
+  let changed = false;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(n)) {
+    if (k === 'nullable' && !nullableAjvCanRead(n)) {
+      changed = true;
+      continue;
+    }
+    let nv = v;
+    if (DATA_KEYWORDS.has(k)) nv = v;
+    else if (MAP_KEYWORDS.has(k) && typeof v === 'object' && v !== null && !Array.isArray(v)) {
+      let mapChanged = false;
+      const m: Record<string, unknown> = {};
+      for (const [name, sub] of Object.entries(v as Record<string, unknown>)) {
+        m[name] = withoutThrowingNullable(sub);
+        if (m[name] !== sub) mapChanged = true;
+      }
+      if (mapChanged) nv = m;
+    } else nv = withoutThrowingNullable(v);
+    if (nv !== v) changed = true;
+    out[k] = nv;
+  }
+  return changed ? out : node;
+}
+
+function nullableAjvCanRead(s: Record<string, unknown>): boolean {
+  if (typeof s.nullable !== 'boolean') return false;
+  const types = typeof s.type === 'string' ? [s.type] : Array.isArray(s.type) ? s.type : [];
+  if (types.length === 0) return false;
+  return !(types.includes('null') && s.nullable === false);
+}
+
+const DRAFT_04_KEYWORDS = [
+  '$schema', 'id', '$ref', 'title', 'description', 'default', 'multipleOf', 'maximum', 'exclusiveMaximum', 'minimum',
+  'exclusiveMinimum', 'maxLength', 'minLength', 'pattern', 'additionalItems', 'items', 'maxItems', 'minItems', 'uniqueItems',
+  'maxProperties', 'minProperties', 'required', 'additionalProperties', 'definitions', 'properties', 'patternProperties',
+  'dependencies', 'enum', 'type', 'format', 'allOf', 'anyOf', 'oneOf', 'not',
+];
+const DRAFT_06_KEYWORDS = [...DRAFT_04_KEYWORDS.filter((k) => k !== 'id'), '$id', 'const', 'contains', 'propertyNames', 'examples'];
+const DRAFT_07_KEYWORDS = [...DRAFT_06_KEYWORDS, '$comment', 'if', 'then', 'else', 'readOnly', 'writeOnly', 'contentMediaType', 'contentEncoding'];
+const DRAFT_2019_KEYWORDS = [
+  ...DRAFT_07_KEYWORDS, '$anchor', '$defs', '$recursiveRef', '$recursiveAnchor', '$vocabulary', 'unevaluatedItems',
+  'unevaluatedProperties', 'dependentRequired', 'dependentSchemas', 'maxContains', 'minContains', 'deprecated', 'contentSchema',
+];
+/** Keywords of each dialect (the 2020-12 meta-schema still lists `definitions`, `dependencies` and `$recursive*`). */
+const KEYWORDS: Record<Dialect, ReadonlySet<string>> = {
+  'draft-04': new Set(DRAFT_04_KEYWORDS),
+  'draft-06': new Set(DRAFT_06_KEYWORDS),
+  'draft-07': new Set(DRAFT_07_KEYWORDS),
+  '2019-09': new Set(DRAFT_2019_KEYWORDS),
+  '2020-12': new Set([...DRAFT_2019_KEYWORDS, 'prefixItems', '$dynamicRef', '$dynamicAnchor']),
+};
+/** OpenAPI 3 Schema Object fields that JSON Schema does not define. */
+const OPENAPI_KEYWORDS = new Set(['nullable', 'example', 'discriminator', 'xml', 'externalDocs']);
+
+/** A keyword (or format) a schema uses that its dialect does not define. */
+export interface ForeignKeyword {
+  /** The keyword, or `format: "<name>"` for an unknown format. */
+  name: string;
+  /** True for OpenAPI's own keywords, formats and `x-` extensions. */
+  openapi: boolean;
+}
+
+/**
+ * Keywords used anywhere at a schema position of `schema` that `dialect` does not define, and
+ * formats JSON Schema does not define, each once, in the order met. Validators ignore them (and
+ * {@link compileSchema} does): this is for an advisory note. Values of unknown keywords are not
+ * walked (what is inside `discriminator` or `x-order` is not a schema).
+ */
+export function foreignKeywords(schema: unknown, dialect: Dialect = dialectOf(schema) ?? '2020-12'): ForeignKeyword[] {
+  const known = KEYWORDS[dialect];
+  const formats = new Set<string>(JSON_SCHEMA_FORMATS);
+  const found = new Map<string, ForeignKeyword>();
+  const walk = (node: unknown, depth: number): void => {
+    if (depth > 64) return;
+    if (Array.isArray(node)) {
+      for (const x of node) walk(x, depth + 1);
+      return;
+    }
+    if (typeof node !== 'object' || node === null) return;
+    for (const [k, v] of Object.entries(node as Record<string, unknown>)) {
+      if (!known.has(k)) {
+        if (!found.has(k)) found.set(k, { name: k, openapi: OPENAPI_KEYWORDS.has(k) || k.startsWith('x-') });
+        continue;
+      }
+      if (k === 'format' && typeof v === 'string' && !formats.has(v)) {
+        const name = `format: ${JSON.stringify(v)}`;
+        if (!found.has(name)) found.set(name, { name, openapi: OPENAPI_FORMATS.has(v) });
+      } else if (MAP_KEYWORDS.has(k) && typeof v === 'object' && v !== null && !Array.isArray(v)) {
+        for (const sub of Object.values(v as Record<string, unknown>)) walk(sub, depth + 1);
+      } else if (SUBSCHEMA_KEYWORDS.has(k)) walk(v, depth + 1);
+    }
+  };
+  walk(schema, 0);
+  return [...found.values()];
 }
 
 function formatAjvError(e: ErrorObject): string {

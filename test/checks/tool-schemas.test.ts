@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { auditFixture, checkOf, findingsOf, graded, LATER_PACKS_OFF } from '../helpers/run.js';
 import { check } from '../../src/checks/tool-schemas.js';
+import { compileSchema, foreignKeywords } from '../../src/schema.js';
 import type { Artifacts } from '../../src/checks/check.js';
 import { defaultConfig } from '../../src/config/defaults.js';
 import type { CheckResult, ProbeCall, ListedTool } from '../../src/types.js';
@@ -231,5 +232,145 @@ describe('tool-schemas judge', () => {
     const r = judge([]);
     expect(r.verdict).toBe('n/a');
     expect(r.notes).toEqual(['no tools were listed']);
+  });
+});
+
+// --- issue 13: schemas are judged in their declared dialect -------------------------------------------
+
+describe('schemas/nullable-2020.mjs: OpenAPI keywords are ignored, not "does not compile"', () => {
+  it('passes the OpenAPI-flavoured tools with one foreign-keywords note each; the really broken schema still fails', async () => {
+    const r = await auditFixture('schemas/nullable-2020.mjs', QUICK);
+    const ts = checkOf(r, 'tool-schemas');
+    expect(ts.verdict).toBe('fail');
+    expect(ts.findings.filter((f) => f.level !== 'info').map((f) => [f.messageId, f.tool])).toEqual([['input-schema-compile', 'broken_tool']]);
+    const notes = findingsOf(r, 'tool-schemas', 'foreign-keywords');
+    expect(notes.map((f) => [f.tool, f.level])).toEqual([
+      ['search_orders', 'info'],
+      ['get_invoice', 'info'],
+    ]);
+    expect(notes[0]!.message).toBe(
+      'search_orders: `nullable`, `example`, `x-order`, `format: "int64"`, `discriminator` are not keywords of JSON Schema 2020-12 (OpenAPI extensions): validators ignore them',
+    );
+    expect(notes[1]!.message).toBe(
+      'get_invoice: `format: "byte"`, `example`, `format: "double"`, `nullable` are not keywords of JSON Schema draft-07 (OpenAPI extensions): validators ignore them',
+    );
+    expect(notes[0]!.evidence.schemaPaths).toEqual(['tools[0].inputSchema']);
+
+    // robust-input probes the nullable tools (their properties are typed) and skips only the broken one.
+    const ri = checkOf(r, 'robust-input');
+    expect(ri.verdict).toBe('pass');
+    const RI = new Set(['missing-required', 'wrong-types', 'nulls', 'extra-argument', 'string-as-object', 'no-arguments']);
+    const probedTools = new Set(r.calls.filter((c) => RI.has(c.probe)).map((c) => c.tool));
+    expect(probedTools.has('search_orders')).toBe(true);
+    expect(probedTools.has('get_invoice')).toBe(true);
+    expect(probedTools.has('broken_tool')).toBe(false);
+    const wrong = r.calls.find((c) => c.tool === 'search_orders' && c.probe === 'wrong-types')!;
+    expect(wrong.class).toBe('rejected');
+  });
+});
+
+describe('tool-schemas judge: foreign keywords', () => {
+  const s2020 = 'https://json-schema.org/draft/2020-12/schema';
+
+  it('`nullable` under 2020-12 (even without a type) compiles and is one info note naming it', () => {
+    const r = judge([
+      { name: 'n', inputSchema: { $schema: s2020, type: 'object', properties: { a: { type: 'string', nullable: true }, b: { nullable: true, $ref: '#/$defs/b' } }, $defs: { b: { type: 'integer' } } } },
+    ]);
+    expect(r.verdict).toBe('pass');
+    expect(ids(r)).toEqual([['foreign-keywords', 'info']]);
+    expect(r.findings[0]!.message).toBe('n: `nullable` is not a keyword of JSON Schema 2020-12 (an OpenAPI extension): validators ignore it');
+  });
+
+  it('keywords of no one are named without the OpenAPI origin; a property called `nullable` is not a keyword', () => {
+    const r = judge([{ name: 'm', inputSchema: obj({ nullable: { type: 'boolean' }, q: { type: 'string', markdownDescription: 'x' } }) }]);
+    expect(ids(r)).toEqual([['foreign-keywords', 'info']]);
+    expect(r.findings[0]!.message).toBe('m: `markdownDescription` is not a keyword of JSON Schema 2020-12: validators ignore it');
+  });
+
+  it('an outputSchema adds its own foreign keywords to the same note', () => {
+    const r = judge([{ name: 'o', inputSchema: obj({ q: { type: 'string', example: 'x' } }), outputSchema: { type: 'object', properties: { n: { type: 'integer', format: 'int32', nullable: true } } } }]);
+    expect(r.verdict).toBe('pass');
+    expect(ids(r)).toEqual([['foreign-keywords', 'info']]);
+    expect(r.findings[0]!.data.keywords).toBe('`example`, `format: "int32"`, `nullable`');
+    expect(r.findings[0]!.evidence.schemaPaths).toEqual(['tools[0].inputSchema', 'tools[0].outputSchema']);
+  });
+
+  it.each([
+    ['type "strng"', { q: { type: 'strng', nullable: true } }, {}],
+    ['required "x"', { q: { type: 'string' } }, { required: 'x' }],
+    ['minimum "a"', { q: { type: 'number', minimum: 'a', nullable: true } }, {}],
+    ['a $ref to nothing', { q: { $ref: '#/$defs/none', nullable: true } }, {}],
+  ])('a schema that really does not compile (%s) still fails `input-schema-compile`', (_label, properties, extra) => {
+    const r = judge([{ name: 'bad', inputSchema: { $schema: s2020, ...obj(properties, extra) } }]);
+    expect(r.verdict).toBe('fail');
+    expect(ids(r)).toEqual([['input-schema-compile', 'fail']]);
+  });
+});
+
+describe('compileSchema (src/schema.ts) in the declared dialect', () => {
+  const compiled = (schema: unknown) => {
+    const c = compileSchema(schema);
+    if (!c.ok) throw new Error(c.error);
+    return c;
+  };
+
+  it.each([
+    ['2020-12', 'https://json-schema.org/draft/2020-12/schema'],
+    ['2019-09', 'https://json-schema.org/draft/2019-09/schema'],
+    ['draft-07', 'http://json-schema.org/draft-07/schema#'],
+    ['draft-06', 'http://json-schema.org/draft-06/schema#'],
+    ['draft-04', 'http://json-schema.org/draft-04/schema#'],
+  ])('%s: nullable (with and without a type), example, x-*, discriminator, OpenAPI formats compile', (dialect, $schema) => {
+    const c = compiled({
+      $schema,
+      type: 'object',
+      properties: {
+        a: { type: 'string', nullable: true, example: 'x', 'x-order': 1 },
+        b: { nullable: true, anyOf: [{ type: 'string' }] },
+        c: { type: 'null', nullable: false },
+        d: { type: 'string', nullable: 'yes' },
+        n: { type: 'integer', format: 'int64' },
+        f: { type: 'number', format: 'double' },
+        y: { type: 'string', format: 'byte' },
+        p: { type: 'string', format: 'password' },
+      },
+      discriminator: { propertyName: 'a' },
+    });
+    expect(c.dialect).toBe(dialect);
+    // OpenAPI formats are not checked: a plain string is a `byte`, 2^63 an `int64`.
+    expect(c.validate({ y: 'not base64!', n: 2 ** 63, f: 1.5, p: 'x', c: null })).toEqual([]);
+    // Types still are.
+    expect(c.validate({ a: 3 })).toEqual(['/a must be string']);
+    expect(c.validate({ b: 3 }).length).toBeGreaterThan(0);
+  });
+
+  it('`nullable: true` beside a type admits null (never blames a declared null); without a type it is ignored', () => {
+    const c = compiled({ type: 'object', properties: { a: { type: 'string', nullable: true }, b: { nullable: true, anyOf: [{ type: 'string' }] } } });
+    expect(c.validate({ a: null })).toEqual([]);
+    expect(c.validate({ b: null }).length).toBeGreaterThan(0);
+  });
+
+  it('a property, an enum value or a default named like a foreign keyword is left alone', () => {
+    const c = compiled({ type: 'object', properties: { nullable: { type: 'boolean', default: { nullable: 1 } }, k: { enum: [{ nullable: 'x' }] } }, required: ['nullable'] });
+    expect(c.validate({})).toEqual(["(root) must have required property 'nullable'"]);
+    expect(c.validate({ nullable: true, k: { nullable: 'x' } })).toEqual([]);
+  });
+
+  it('standard formats are still checked', () => {
+    const c = compiled({ type: 'object', properties: { at: { type: 'string', format: 'date-time' } } });
+    expect(c.validate({ at: 'yesterday' })).toEqual(['/at must match format "date-time"']);
+  });
+
+  it('foreignKeywords names each keyword once, in the order met, and knows each dialect', () => {
+    const schema = { type: 'object', properties: { a: { type: 'string', nullable: true, 'x-a': 1 }, b: { $ref: '#/$defs/b', nullable: true } }, $defs: { b: { type: 'integer', format: 'int64', example: 1 } } };
+    expect(foreignKeywords(schema)).toEqual([
+      { name: 'nullable', openapi: true },
+      { name: 'x-a', openapi: true },
+      { name: 'format: "int64"', openapi: true },
+      { name: 'example', openapi: true },
+    ]);
+    expect(foreignKeywords({ type: 'object', $defs: {}, const: 1 }, 'draft-04').map((k) => k.name)).toEqual(['$defs', 'const']);
+    expect(foreignKeywords({ type: 'object', definitions: {}, $comment: 'x', if: {} }, 'draft-07')).toEqual([]);
+    expect(foreignKeywords({ type: 'object', prefixItems: [], $dynamicRef: '#x' }, '2019-09').map((k) => k.name)).toEqual(['prefixItems', '$dynamicRef']);
   });
 });
