@@ -53,7 +53,7 @@ export const meta: CheckMeta = {
     summary:
       'Clients build calls from inputSchema and check results against outputSchema. A schema that does not compile, lists required names it never declares, or a result that contradicts its own outputSchema breaks every client that trusts them.',
     how: [
-      'Each tool\'s inputSchema is compiled with Ajv in the dialect its $schema names (2020-12 when absent, per MCP 2025-11-25; draft-07, 2019-09 and draft-06 are understood).',
+      'Each tool\'s inputSchema is compiled with Ajv in the dialect its $schema names (2020-12 when absent, per MCP 2025-11-25; draft-07, 2019-09, draft-06 and draft-04 are understood).',
       'A keyword the dialect does not define (OpenAPI\'s nullable, example, discriminator, x-* extensions) and a format JSON Schema does not define (int32, int64, float, double, byte, binary, password) are ignored, as validators ignore them, never a compile error; one info note per tool names them.',
       'The root must be type "object"; each name in required must be a declared property; properties with no declared type are listed.',
       'Names must match the 2025-11-25 rule and be unique in the listing.',
