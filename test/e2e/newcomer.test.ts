@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BIN, collectOutput, runCli } from '../helpers/cli.js';
+import { BIN, collectOutput, endLeftoverProcesses, runCli } from '../helpers/cli.js';
 import { fixture } from '../helpers/run.js';
 import type { Report } from '../../src/report/build.js';
 
@@ -63,6 +63,21 @@ describe('replay lines run the server as the audit did', () => {
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toMatch(/^class +\S/m);
   }, 120_000);
+});
+
+describe('a test that leaves sealmark running', () => {
+  it('endLeftoverProcesses (run after every test file) ends it, and sealmark removes its scratch folders', async () => {
+    const tmp = join(dir, 'tmp-leftover');
+    mkdirSync(tmp);
+    // Not awaited, as a test that timed out leaves it.
+    const pending = runCli(['audit', '--demo', '--format', 'json'], { env: { TMPDIR: tmp } });
+    for (let i = 0; i < 400 && readdirSync(tmp).length === 0; i++) await new Promise((r) => setTimeout(r, 25));
+    expect(readdirSync(tmp).some((n) => n.startsWith('sealmark-sandbox-'))).toBe(true);
+    expect(await endLeftoverProcesses()).toBe(1);
+    const r = await pending;
+    expect(r.code).toBe(143);
+    expect(readdirSync(tmp)).toEqual([]);
+  }, 60_000);
 });
 
 describe('an interrupted run', () => {

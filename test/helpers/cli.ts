@@ -44,6 +44,8 @@ export function runCli(args: string[], opts: CliOptions = {}): Promise<CliRun> {
 
 /** Collects a spawned process's piped stdout and stderr as text; resolves once it has closed, rejects when it could not start. */
 export function collectOutput(child: ChildProcess): Promise<CliRun> {
+  running.add(child);
+  child.once('close', () => running.delete(child));
   return new Promise((resolve, reject) => {
     let stdout = '';
     let stderr = '';
@@ -72,4 +74,34 @@ export function concurrencyLimit(n: number): <T>(fn: () => Promise<T>) => Promis
       waiting.shift()?.();
     }
   };
+}
+
+/** Processes started through {@link collectOutput} that have not closed yet. */
+const running = new Set<ChildProcess>();
+
+/**
+ * Ends every process a test started through {@link collectOutput} and left running (a test that
+ * timed out does not end the sealmark it was waiting for): SIGTERM, so that sealmark stops its
+ * servers and removes its scratch folders, then SIGKILL after `graceMs`. Run after each test file
+ * (test/helpers/setup.ts).
+ */
+export async function endLeftoverProcesses(graceMs = 3000): Promise<number> {
+  const left = [...running].filter((c) => c.exitCode === null && c.signalCode === null);
+  await Promise.all(
+    left.map(
+      (c) =>
+        new Promise<void>((resolve) => {
+          const timer = setTimeout(() => {
+            c.kill('SIGKILL');
+            resolve();
+          }, graceMs);
+          c.once('close', () => {
+            clearTimeout(timer);
+            resolve();
+          });
+          c.kill('SIGTERM');
+        }),
+    ),
+  );
+  return left.length;
 }
