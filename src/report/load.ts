@@ -67,7 +67,15 @@ const savedReport = z.looseObject({
     file: str.optional(),
     cwd: str.optional(),
     configFile: str.optional(),
-    entry: z.looseObject({ file: str, toolLines: z.record(z.string(), z.number().int().positive()) }).optional(),
+    root: str.optional(),
+    manifest: str.optional(),
+    entry: z
+      .looseObject({
+        file: str,
+        toolLines: z.record(z.string(), z.number().int().positive()),
+        source: z.looseObject({ file: str, toolLines: z.record(z.string(), z.number().int().positive()) }).optional(),
+      })
+      .optional(),
   }),
   status: z.enum(['audited', 'not-audited']),
   notAudited: z.looseObject({ reason: str, message: str, notChecked: strings }).optional(),

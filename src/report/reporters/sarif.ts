@@ -6,14 +6,16 @@
  * - One result per failing or partial finding (info findings stay in the JSON report). A `fail`
  *   finding takes the check's level (error | warning | note); a `partial` one is a warning, or a
  *   note when the check's severity is note.
- * - Locations: the server's entry file at the line where the tool's name appears, else the config
- *   file, as paths relative to `%SRCROOT%` (the directory sealmark ran in) when they lie inside it;
- *   logical locations name the tool and the schema paths. A result with neither file keeps only its
- *   logical locations.
+ * - Locations: the entry's source file (through a source map) or the entry file, at the line where
+ *   the tool's name appears, else the config file, else the package manifest, as paths relative to
+ *   `%SRCROOT%` (the repository root, else the directory sealmark ran in) when they lie inside it;
+ *   logical locations name the tool and the schema paths. A result with no file at all keeps only
+ *   its logical locations.
+ * - The driver's `informationUri` and each rule's `helpUri` point at sealmark's home page.
  * - `partialFingerprints` carry the finding's fingerprint hash; `baselineState` is set after
  *   `--baseline`.
  */
-import { relative, sep } from 'node:path';
+import { isAbsolute, relative, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { checkById } from '../../checks/index.js';
 import { renderCheckDoc } from '../../docs.js';
@@ -26,6 +28,9 @@ import type { MultiReport } from '../multi.js';
 type Level = 'error' | 'warning' | 'note';
 
 const LEVEL_OF: Record<Severity, Level> = { error: 'error', warning: 'warning', note: 'note' };
+
+/** sealmark's home page: the driver's `informationUri`; each rule's `helpUri` is its doc page there. */
+export const HOMEPAGE = 'https://github.com/sealmark/sealmark';
 
 /** The key of sealmark's fingerprint in `partialFingerprints` (versioned with the fingerprint rule). */
 export const FINGERPRINT_KEY = 'sealmarkFinding/v1';
@@ -60,7 +65,7 @@ function sarifRun(report: Report): Record<string, unknown> {
     invocation.toolExecutionNotifications = [{ level: 'error', message: { text: `the target could not be audited: ${report.notAudited.message}` } }];
   }
   const run: Record<string, unknown> = {
-    tool: { driver: { name: 'sealmark', version: report.cliVersion, semanticVersion: report.cliVersion, rules } },
+    tool: { driver: { name: 'sealmark', version: report.cliVersion, semanticVersion: report.cliVersion, informationUri: HOMEPAGE, rules } },
     invocations: [invocation],
     results,
     properties: {
@@ -75,7 +80,8 @@ function sarifRun(report: Report): Record<string, unknown> {
       ...(report.baseline ? { baseline: { file: report.baseline.file, new: report.baseline.new.length, unchanged: report.baseline.unchanged, fixed: report.baseline.fixed.length, fixedFindings: report.baseline.fixed } } : {}),
     },
   };
-  if (report.target.cwd) run.originalUriBaseIds = { SRCROOT: { uri: pathToFileURL(report.target.cwd + sep).href } };
+  const base = report.target.root ?? report.target.cwd;
+  if (base) run.originalUriBaseIds = { SRCROOT: { uri: pathToFileURL(base.endsWith(sep) ? base : base + sep).href } };
   return run;
 }
 
@@ -94,6 +100,7 @@ function ruleOf(c: ReportCheck): Record<string, unknown> {
   if (meta) {
     rule.fullDescription = { text: meta.docs.summary };
     rule.help = { text: meta.docs.fix, markdown: renderCheckDoc(meta) };
+    rule.helpUri = `${HOMEPAGE}/blob/main/docs/checks/${encodeURIComponent(c.id)}.md`;
   }
   return rule;
 }
@@ -125,13 +132,10 @@ function resultOf(report: Report, c: ReportCheck, f: ReportFinding, ruleIndex: n
 function locationOf(report: Report, f: ReportFinding): Record<string, unknown> {
   const loc: Record<string, unknown> = {};
   const t = report.target;
-  const lines = t.entry?.toolLines;
-  const own = f.tool !== undefined && lines && Object.hasOwn(lines, f.tool) ? lines[f.tool] : undefined;
-  const line = Number.isInteger(own) && own! > 0 ? own : undefined;
-  const file = t.entry?.file ?? t.configFile;
-  if (file) {
-    const physical: Record<string, unknown> = { artifactLocation: artifactOf(file, t.cwd) };
-    physical.region = { startLine: t.entry && line !== undefined ? line : 1 };
+  const place = fileOf(t, f.tool);
+  if (place) {
+    const physical: Record<string, unknown> = { artifactLocation: artifactOf(place.file, t.root ?? t.cwd) };
+    physical.region = { startLine: place.line ?? 1 };
     loc.physicalLocation = physical;
   }
   const logical: Record<string, unknown>[] = [];
@@ -139,8 +143,27 @@ function locationOf(report: Report, f: ReportFinding): Record<string, unknown> {
   if (f.tool !== undefined) logical.push({ name: safeText(f.tool), fullyQualifiedName: `tools/${safeText(f.tool)}`, kind: 'function' });
   for (const p of f.evidence.schemaPaths ?? []) logical.push({ fullyQualifiedName: safeText(p), kind: 'property' });
   if (logical.length > 0) loc.logicalLocations = logical;
-  if (!file && logical.length === 0) loc.message = { text: 'the server as a whole' };
+  if (!place && logical.length === 0) loc.message = { text: 'the server as a whole' };
   return loc;
+}
+
+/**
+ * The file a result points at (SPEC section 8): the entry's source (through its source map), the
+ * entry, the config file, the package manifest, in that order; the first that lies inside the
+ * repository (`root`, else `cwd`) wins, else the first there is. `line`: where the tool is named.
+ */
+function fileOf(t: Report['target'], tool: string | undefined): { file: string; line?: number } | undefined {
+  const lineIn = (lines: Record<string, number> | undefined): number | undefined => {
+    const own = tool !== undefined && lines && Object.hasOwn(lines, tool) ? lines[tool] : undefined;
+    return Number.isInteger(own) && own! > 0 ? own : undefined;
+  };
+  const candidates: { file: string; line?: number }[] = [];
+  if (t.entry?.source) candidates.push({ file: t.entry.source.file, line: lineIn(t.entry.source.toolLines) });
+  if (t.entry) candidates.push({ file: t.entry.file, line: lineIn(t.entry.toolLines) });
+  if (t.configFile) candidates.push({ file: t.configFile });
+  if (t.manifest) candidates.push({ file: t.manifest });
+  const base = t.root ?? t.cwd;
+  return candidates.find((c) => base !== undefined && relativeUri(c.file, base) !== undefined) ?? candidates[0];
 }
 
 /**
@@ -155,13 +178,15 @@ export function sarifText(s: string): string {
     .replace(/[{}]/g, (c) => c + c);
 }
 
-/** A file inside `cwd` as a `%SRCROOT%`-relative URI (what code scanning needs), else a file URI. */
-function artifactOf(file: string, cwd: string | undefined): Record<string, unknown> {
-  if (cwd) {
-    const rel = relative(cwd, file);
-    if (rel !== '' && !rel.startsWith('..') && !rel.startsWith(sep)) {
-      return { uri: rel.split(sep).map(encodeURIComponent).join('/'), uriBaseId: 'SRCROOT' };
-    }
-  }
-  return { uri: pathToFileURL(file).href };
+/** A file inside `base` (the repository root) as a `%SRCROOT%`-relative URI (what code scanning needs), else a file URI. */
+function artifactOf(file: string, base: string | undefined): Record<string, unknown> {
+  const rel = base === undefined ? undefined : relativeUri(file, base);
+  return rel !== undefined ? { uri: rel, uriBaseId: 'SRCROOT' } : { uri: pathToFileURL(file).href };
+}
+
+/** `file` relative to `base` as a URI reference (segments percent-encoded), or undefined outside it. */
+function relativeUri(file: string, base: string): string | undefined {
+  const rel = relative(base, file);
+  if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) return undefined;
+  return rel.split(sep).map(encodeURIComponent).join('/');
 }
