@@ -76,6 +76,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--timeout-probe <sec>', 'seconds a probe call may take (timeout_probe_sec)')
     .option('--fail-under <grade>', 'exit 1 when the grade is below this letter (A-F) or percent')
     .option('--baseline <saved.json>', 'a saved JSON report: only findings new against it fail the run; fixed ones are listed')
+    .option('--no-suppress', "ignore the config's suppress: entries: every finding counts (as a registry's public grade must)")
     .option('--only <checks>', 'run only these checks (comma-separated ids)')
     .option('--skip <checks>', 'skip these checks (comma-separated ids)')
     .option('--env <KEY=VALUE>', 'environment variable for the server (repeatable; a bare KEY takes its value from this environment)', collect, [])

@@ -10,6 +10,7 @@ import type { Progress } from '../probes/recorder.js';
 import { compareWithBaseline } from '../report/baseline.js';
 import { loadSaved, loadSavedReport } from '../report/load.js';
 import { safeText } from '../report/reporters/text.js';
+import { suppressionWarning } from '../report/suppress.js';
 import { UsageError, parseEnvList, resolveConfig, targetOf } from './common.js';
 import { runState } from '../run-state.js';
 import { launcherLine, parsePackageOption, type PackageRef } from '../target/launch.js';
@@ -53,12 +54,15 @@ export interface AuditCliOptions {
   packageIndex?: string;
   remoteIndex?: string;
   allowInstallScripts?: boolean;
+  /** false with --no-suppress: the config's `suppress:` entries are not applied. */
+  suppress?: boolean;
   verbose?: boolean;
   color?: boolean;
 }
 
 /**
- * The config of a run: the file, `--timeout-probe`, `--only`, `--skip`, and the sandbox flags.
+ * The config of a run: the file, `--timeout-probe`, `--only`, `--skip`, the sandbox flags and
+ * `--no-suppress`.
  * `--env` stays apart from the config's env, so that replay lines can name it (`--env KEY`).
  */
 function runConfig(opts: AuditCliOptions): ReturnType<typeof resolveConfig> {
@@ -66,6 +70,7 @@ function runConfig(opts: AuditCliOptions): ReturnType<typeof resolveConfig> {
   return {
     ...fromFile,
     sandbox: { ...fromFile.sandbox, ...(opts.network ? { network: opts.network } : {}), ...(opts.keepSandbox ? { keep: true } : {}) },
+    ...(opts.suppress === false ? { ignoreSuppressions: true } : {}),
   };
 }
 
@@ -132,10 +137,24 @@ export async function runAudit(command: string[], opts: AuditCliOptions): Promis
   progress?.stop();
   if (baseline) report = compareWithBaseline(report, baseline, opts.baseline!);
   writeOutputs(report, plan, { color: useColor(opts), verbose: opts.verbose === true, quiet: opts.quiet === true });
+  // The text report on stdout shows them under the grade already.
+  if (!plan.some((p) => p.path === undefined && p.format === 'text')) warnSuppressions(report, config.source);
   if (report.notAudited) process.stderr.write(`sealmark: the target could not be audited: ${safeText(report.notAudited.message)}\n`);
   // The demo is built to fail checks: it shows the report and exits 0 unless asked to gate.
   if (opts.demo && !gate && !baseline) return report.status === 'not-audited' ? 3 : 0;
   return exitCode(report, gate);
+}
+
+/**
+ * A `suppress:` entry that expired or matched nothing is named on stderr when no text report goes
+ * to stdout, so that a CI log shows it even when the reports go to files (they carry it as well).
+ */
+function warnSuppressions(report: Report, file: string | undefined): void {
+  if (!report.suppressions?.applied) return;
+  for (const e of report.suppressions.entries) {
+    const w = suppressionWarning(e);
+    if (w !== undefined) process.stderr.write(`sealmark: warning: ${file ? `${safeText(file)}: ` : ''}${safeText(w)}\n`);
+  }
 }
 
 /** Keeps {@link runState} up to date for the message of an interrupted run, then draws the progress line. */

@@ -139,11 +139,14 @@ export function summaryLine(report: Report | MultiReport, paths: readonly string
     return `sealmark: ${report.servers.length} servers (${grades.join(', ')}) · ${to}`;
   }
   if (report.status === 'not-audited') return `sealmark: not audited (${report.notAudited?.reason ?? 'unknown'}) · ${to}`;
-  const levels = report.checks.flatMap((c) => c.findings.map((f) => f.level));
+  const graded = report.checks.flatMap((c) => c.findings.filter((f) => f.level !== 'info'));
+  // Suppressed findings count as neither (SPEC section 7).
+  const levels = graded.filter((f) => !f.suppressed).map((f) => f.level);
   const failing = levels.filter((l) => l === 'fail').length;
   const partial = levels.filter((l) => l === 'partial').length;
+  const quiet = graded.length > levels.length ? `, ${graded.length - levels.length} suppressed` : '';
   const pct = report.grade.percent === null ? 'n/a' : `${report.grade.percent}%`;
-  return `sealmark: grade ${report.grade.letter} (${pct}) · ${failing} failing, ${partial} partial findings · ${to}`;
+  return `sealmark: grade ${report.grade.letter} (${pct}) · ${failing} failing, ${partial} partial findings${quiet} · ${to}`;
 }
 
 /** Colour for a text report on stdout: a terminal, without --no-color or NO_COLOR. */

@@ -13,6 +13,7 @@ export function configRegistry(): ConfigCheckSpec[] {
     const prefix = `checks.${c.meta.id}.`;
     return {
       id: c.meta.id,
+      messageIds: Object.keys(c.meta.messages),
       keys: c.meta.config
         .filter((k) => k.key.startsWith(prefix))
         .map((k) => {

@@ -18,6 +18,19 @@ export interface UserProbe {
   expect: 'ok' | 'error';
 }
 
+/**
+ * One `suppress:` entry (SPEC section 7): the findings of `check` (of `tool`, with `messageId`,
+ * when given) are kept in every report as suppressed with `reason`, and do not count toward the
+ * grade, until `until` (an ISO date `YYYY-MM-DD`, inclusive, or an ISO date-time) has passed.
+ */
+export interface SuppressEntry {
+  check: string;
+  tool?: string;
+  messageId?: string;
+  reason: string;
+  until?: string;
+}
+
 /** Per-check settings; check-specific keys beside `enabled` and `severity`. */
 export interface CheckSettings {
   enabled: boolean;
@@ -35,6 +48,12 @@ export interface ResolvedConfig {
   hidden_params: string[];
   sandbox: { network: 'on' | 'off'; shims: boolean; keep: boolean };
   env: Record<string, string>;
+  suppress: SuppressEntry[];
+  /**
+   * true: the `suppress:` entries are not applied (`--no-suppress`, the library's `suppress:
+   * false`; a registry's public grade). Never read from a file.
+   */
+  ignoreSuppressions?: boolean;
   /** File the config came from, if any. */
   source?: string;
 }
@@ -63,6 +82,8 @@ export interface ConfigCheckSpec {
   /** Stable kebab-case check id, e.g. `robust-input`. */
   id: string;
   keys: ConfigKeySpec[];
+  /** The check's message ids (a `suppress:` entry's `messageId` must be one); absent: not checked. */
+  messageIds?: readonly string[];
 }
 
 /** Defaults of the two locked top-level thresholds, in seconds (SPEC sections 5 and 7). */
@@ -77,7 +98,7 @@ export const TIMEOUT_DEFAULTS = {
 export const MAX_TIMEOUT_SEC = 3600;
 
 /** The zod schema {@link buildConfigSchema} returns: raw parsed file in, config without `source` out. */
-export type ConfigSchema = z.ZodType<Omit<ResolvedConfig, 'source'>, unknown>;
+export type ConfigSchema = z.ZodType<Omit<ResolvedConfig, 'source' | 'ignoreSuppressions'>, unknown>;
 
 const CHECK_BASE_KEYS = new Set(['enabled', 'severity']);
 
@@ -96,6 +117,8 @@ const CHECK_BASE_KEYS = new Set(['enabled', 'severity']);
  * - `sandbox`: `{ network: 'on'|'off' (default 'off'), shims: boolean (default true),
  *   keep: boolean (default false) }`.
  * - `env`: record of string → string, default {}.
+ * - `suppress`: `{ check: a registry id, tool?: non-empty string, messageId?: one of the check's
+ *   message ids, reason: non-empty string, until?: ISO date or date-time }[]`, default [].
  *
  * Throws a plain `Error` (a bug in the registry, not in the user's file) on a duplicate check id or
  * key, a key named `enabled`/`severity`, a default its schema rejects, or a key schema that accepts
@@ -144,8 +167,47 @@ export function buildConfigSchema(checks: readonly ConfigCheckSpec[]): ConfigSch
       })
       .prefault({}),
     env: z.record(z.string(), z.string()).default({}),
+    suppress: z.array(suppressEntrySchema(checks)).default([]),
   });
   return schema as unknown as ConfigSchema;
+}
+
+/** A `suppress:` entry: the check id and message id checked against the registry, a real date. */
+function suppressEntrySchema(checks: readonly ConfigCheckSpec[]): z.ZodType {
+  const ids = checks.map((c) => c.id);
+  return z
+    .strictObject({
+      check: z.string().refine((id) => ids.includes(id), {
+        error: (iss) => {
+          const guess = closestName(String(iss.input), ids);
+          return `unknown check id ${JSON.stringify(iss.input)} (${guess !== undefined ? `did you mean ${guess}?` : `known: ${ids.join(', ')}`})`;
+        },
+      }),
+      tool: z.string().min(1).optional(),
+      messageId: z.string().min(1).optional(),
+      reason: z.string().trim().min(1),
+      until: z.string().refine(isIsoDate, { error: (iss) => `expected an ISO date such as 2026-12-31 (or a date-time such as 2026-12-31T18:00:00Z), got ${JSON.stringify(iss.input)}` }).optional(),
+    })
+    .superRefine((e, ctx) => {
+      const known = checks.find((c) => c.id === e.check)?.messageIds;
+      if (e.messageId === undefined || known === undefined || known.includes(e.messageId)) return;
+      const guess = closestName(e.messageId, known);
+      ctx.addIssue({
+        code: 'custom',
+        path: ['messageId'],
+        message: `${e.check} has no message id ${JSON.stringify(e.messageId)} (${guess !== undefined ? `did you mean ${guess}?` : `it has ${known.join(', ')}`})`,
+      });
+    });
+}
+
+/** `YYYY-MM-DD` naming a real day, or an ISO 8601 date-time with a time zone (`Z` or an offset). */
+function isIsoDate(s: string): boolean {
+  const day = /^(\d{4})-(\d{2})-(\d{2})$/.exec(s);
+  if (day) {
+    const d = new Date(Date.UTC(Number(day[1]), Number(day[2]) - 1, Number(day[3])));
+    return d.toISOString().slice(0, 10) === s;
+  }
+  return z.iso.datetime({ offset: true }).safeParse(s).success;
 }
 
 /** Refuses registry key schemas that would break the SPEC section 7 rules. */

@@ -4,7 +4,7 @@
  * fingerprint (fingerprint.ts). Findings the baseline had are `unchanged`, the others `new`;
  * baseline findings this run no longer has are listed as `fixed`, when their check ran and gave a
  * verdict here (a skipped or n/a check, or a run that was not audited, fixed nothing). Info
- * findings are not compared.
+ * findings, and findings a `suppress:` entry matched (in either report), are not compared.
  * Fingerprints are recomputed from both reports, so a baseline saved by an older sealmark works.
  */
 import { fingerprintOf } from './fingerprint.js';
@@ -20,7 +20,7 @@ export function compareWithBaseline(report: Report, baseline: Report, file: stri
   const remaining = new Map<string, FindingRef[]>();
   for (const c of baseline.checks) {
     for (const f of c.findings) {
-      if (!COMPARED.has(f.level)) continue;
+      if (!COMPARED.has(f.level) || f.suppressed) continue;
       const fp = fingerprintOf(f, baseline);
       remaining.set(fp, [...(remaining.get(fp) ?? []), refOf(f, fp)]);
     }
@@ -30,7 +30,7 @@ export function compareWithBaseline(report: Report, baseline: Report, file: stri
   const checks = report.checks.map((c) => ({
     ...c,
     findings: c.findings.map((f): ReportFinding => {
-      if (!COMPARED.has(f.level)) return f;
+      if (!COMPARED.has(f.level) || f.suppressed) return f;
       const fp = fingerprintOf(f, report);
       const same = remaining.get(fp);
       if (same && same.length > 0) {

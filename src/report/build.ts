@@ -15,6 +15,7 @@ import type { CheckResult, Finding, PackId, ProbeCall, Severity, Weight } from '
 import { METHODOLOGY_VERSION, VERSION } from '../version.js';
 import { fingerprintOf } from './fingerprint.js';
 import type { TargetSource } from './source.js';
+import { applySuppressions, type Suppressions } from './suppress.js';
 
 /** Version of the report's JSON shape. */
 export const REPORT_SCHEMA_VERSION = 1;
@@ -26,6 +27,11 @@ export const REPORT_SCHEMA_VERSION = 1;
 export interface ReportFinding extends Finding {
   fingerprint: string;
   baselineState?: 'new' | 'unchanged';
+  /**
+   * Set when a `suppress:` entry of the config matched the finding (SPEC section 7): it is kept,
+   * but counts toward neither its check's verdict nor the grade. See suppress.ts.
+   */
+  suppressed?: { reason: string; until?: string };
 }
 
 /** A check's result with the data a reader needs beside it. */
@@ -127,6 +133,8 @@ export interface Report {
   stderrTail: string;
   /** Present when the run was compared with a `--baseline` report. */
   baseline?: BaselineComparison;
+  /** The config's `suppress:` entries: whether they were applied (not with --no-suppress) and what each did. */
+  suppressions: Suppressions;
 }
 
 const MAX_RAW_CHARS = 4096;
@@ -186,12 +194,14 @@ export interface BuildInput {
 export function buildReport({ target, isolation, config, artifacts: a, results, startedAt, source }: BuildInput): Report {
   const calls = a.calls.map(toReportCall);
   const tools = a.tools.map((t) => ({ name: t.name, index: t.index }));
-  const checks: ReportCheck[] = results.map((r) => {
+  const judged: ReportCheck[] = results.map((r) => {
     const m = checkById(r.id)!.meta;
     const severity = (config.checks[r.id]?.severity as Severity | undefined) ?? m.severity;
     const findings = r.findings.map((f) => ({ ...f, fingerprint: fingerprintOf(f, { tools }) }));
     return { ...r, findings, title: m.title, pack: m.pack, weight: m.weight, severity };
   });
+  // Suppressions change verdicts here, after the checks and before scoring (SPEC section 7).
+  const { checks, suppressions } = applySuppressions(judged, config.suppress ?? [], { apply: config.ignoreSuppressions !== true, now: new Date() });
   const g = grade(
     checks.map((c) => ({ id: c.id, pack: c.pack, weight: c.weight, verdict: c.verdict })),
     packs.map((p) => p.id),
@@ -234,6 +244,7 @@ export function buildReport({ target, isolation, config, artifacts: a, results, 
     tools,
     calls,
     stderrTail: a.stderrTail.slice(-4000),
+    suppressions,
   };
 }
 

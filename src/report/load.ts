@@ -27,6 +27,7 @@ const finding = z.looseObject({
   request: str.optional(),
   fingerprint: str.optional(),
   baselineState: z.enum(['new', 'unchanged']).optional(),
+  suppressed: z.looseObject({ reason: str, until: str.optional() }).optional(),
 });
 
 const findingRef = z.looseObject({ fingerprint: str, checkId: str, messageId: str, level: z.enum(['fail', 'partial', 'info']), tool: str.optional(), message: str });
@@ -107,6 +108,24 @@ const savedReport = z.looseObject({
   calls: z.array(call),
   stderrTail: str,
   baseline: z.looseObject({ file: str, generatedAt: str, new: z.array(findingRef), fixed: z.array(findingRef), unchanged: num }).optional(),
+  // Absent from reports written before suppress: existed (they applied none).
+  suppressions: z
+    .looseObject({
+      applied: z.boolean(),
+      entries: z.array(
+        z.looseObject({
+          index: num,
+          check: str,
+          tool: str.optional(),
+          messageId: str.optional(),
+          reason: str,
+          until: str.optional(),
+          status: z.enum(['applied', 'unused', 'expired', 'ignored']),
+          matched: num,
+        }),
+      ),
+    })
+    .optional(),
 });
 
 /**
@@ -175,6 +194,7 @@ export function parseSavedReport(raw: unknown, label: string): Report {
     throw new UsageError(`${label}: not a sealmark JSON report (schemaVersion ${REPORT_SCHEMA_VERSION}): ${where}: ${issue.message}`);
   }
   const report = parsed.data as unknown as Report;
+  report.suppressions ??= { applied: true, entries: [] };
   // A report saved before findings had fingerprints (or with one removed) gets them computed.
   for (const c of report.checks) for (const f of c.findings) f.fingerprint ??= fingerprintOf(f, report);
   return report;

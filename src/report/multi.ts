@@ -37,7 +37,8 @@ export function multiReport(file: string, servers: { name: string; report: Repor
 /** The summary table: each server's grade, status and counts of failing and partial findings. */
 export function summaryRows(m: MultiReport): SummaryRow[] {
   return m.servers.map(({ name, report }) => {
-    const f = allFindings(report);
+    // Suppressed findings are not counted (SPEC section 7).
+    const f = allFindings(report).filter((x) => !x.suppressed);
     return {
       name,
       target: targetLabel(report.target),

@@ -69,6 +69,7 @@ describe('parseConfig defaults', () => {
       hidden_params: [],
       sandbox: { network: 'off', shims: true, keep: false },
       env: {},
+      suppress: [],
     });
     expect(config.source).toBeUndefined();
   });
@@ -219,7 +220,7 @@ describe('config errors name the key', () => {
     );
     expect(err.message.split('\n')).toEqual([
       'sealmark.config.yaml: timeout_probe_sec: expected a number greater than 0 and at most 3600, got true',
-      'sealmark.config.yaml: bogus: unknown key (known: timeout_probe_sec, timeout_init_sec, checks, probes, skip_tools, hidden_params, sandbox, env)',
+      'sealmark.config.yaml: bogus: unknown key (known: timeout_probe_sec, timeout_init_sec, checks, probes, skip_tools, hidden_params, sandbox, env, suppress)',
       'sealmark.config.yaml: checks.robust-input.max_tools: expected an integer from 1 to 10000, got 0',
       'sealmark.config.yaml: checks.robust-input.max_tool: unknown key (did you mean max_tools?)',
       'sealmark.config.yaml: probes[0].argumnets: unknown key (did you mean arguments?)',

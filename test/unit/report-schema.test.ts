@@ -10,6 +10,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { audit } from '../../src/audit.js';
 import { REPORT_SCHEMA_VERSION, type Report } from '../../src/report/build.js';
 import { compareWithBaseline } from '../../src/report/baseline.js';
+import { configRegistry } from '../../src/config/defaults.js';
+import { parseConfig } from '../../src/config/schema.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const doc = readFileSync(`${root}docs/report-schema.md`, 'utf8');
@@ -62,7 +64,21 @@ let compared: Report;
 
 beforeAll(async () => {
   [audited, notAudited] = await Promise.all([
-    audit({ command: process.execPath, args: [`${root}demo/server.mjs`] }),
+    // Suppressions in the sample: one that applies, one that matches nothing, one expired.
+    audit({
+      command: process.execPath,
+      args: [`${root}demo/server.mjs`],
+      config: parseConfig(
+        {
+          suppress: [
+            { check: 'secret-echo', reason: 'doc sample', until: '2999-01-01' },
+            { check: 'tool-naming', tool: 'no_such_tool', reason: 'matches nothing' },
+            { check: 'robust-input', reason: 'expired', until: '2020-01-01' },
+          ],
+        },
+        configRegistry(),
+      ),
+    }),
     audit({ command: process.execPath, args: [`${root}test/fixtures/servers/exits-during-init.mjs`] }),
   ]);
   compared = compareWithBaseline(audited, notAudited, 'baseline.json');
@@ -107,6 +123,10 @@ describe('docs/report-schema.md', () => {
     expect(findings.length).toBeGreaterThan(0);
     expectDocumented('findings[]', findings);
     expectDocumented('tools[]', audited.tools);
+    expectDocumented('suppressions', reports.map((r) => r.suppressions));
+    expectDocumented('suppressions.entries[]', audited.suppressions.entries);
+    expect(audited.suppressions.entries.map((e) => e.status)).toEqual(['applied', 'unused', 'expired']);
+    expect(findings.some((f) => f.suppressed)).toBe(true);
     expect(audited.calls.length).toBeGreaterThan(0);
     expectDocumented('calls[]', audited.calls);
   });

@@ -15,6 +15,7 @@ import { allFindings, targetLabel, type Report, type ReportCall, type ReportChec
 import { packs } from '../../packs.js';
 import { capLowered } from '../../scoring.js';
 import { summaryRows, type MultiReport } from '../multi.js';
+import { suppressionWarning } from '../suppress.js';
 
 /** Calls shown in a finding's transcript excerpt; the rest are counted. */
 const MAX_CALLS_SHOWN = 5;
@@ -127,9 +128,10 @@ function header(r: Report): Html {
   </div>
   <div class="meta">
     <h1>${server ?? 'MCP server'} ${!r.standard && html`<span class="badge warn" title="${r.nonStandardKeys.join(', ')}">non-standard</span>`}</h1>
-    <p class="summary">${counts.fail} failing · ${counts.partial} partial findings · ${r.calls.length} calls · ${(r.durationMs / 1000).toFixed(1)} s</p>
+    <p class="summary">${counts.fail} failing · ${counts.partial} partial findings${counts.suppressed > 0 && ` · ${counts.suppressed} suppressed`} · ${r.calls.length} calls · ${(r.durationMs / 1000).toFixed(1)} s</p>
     ${g.caps.filter((c) => capLowered(g, c)).map((c) => html`<p class="cap">capped at <b>${c.letter}</b>: <code>${c.check}</code> failed</p>`)}
     ${baseline(r)}
+    ${suppressions(r)}
     ${!r.standard && html`<p class="cap warn">non-standard run: changed locked settings ${r.nonStandardKeys.map((k) => html`<code>${k}</code> `)}</p>`}
     <dl>
       <dt>target</dt><dd><code>${targetLabel(r.target)}</code></dd>
@@ -210,11 +212,12 @@ function finding(f: ReportFinding, calls: Map<number, ReportCall>): Html {
   const e = f.evidence;
   const seqs = e.calls ?? [];
   return html`<details class="finding l-${f.level}" data-check="${f.checkId}" data-message-id="${f.messageId}" data-tool="${f.tool ?? ''}">
-  <summary><span class="level l-${f.level}">${f.level}</span>${f.baselineState === 'new' && html` <span class="tag new">new</span>`} <code>${f.messageId}</code> ${f.message}</summary>
+  <summary><span class="level l-${f.level}">${f.level}</span>${f.baselineState === 'new' && html` <span class="tag new">new</span>`}${f.suppressed && html` <span class="tag suppressed">suppressed</span>`} <code>${f.messageId}</code> ${f.message}</summary>
   <div class="finding-body">
     <dl>
       <dt>check</dt><dd><code>${f.checkId}</code> · message <code>${f.messageId}</code></dd>
       ${f.tool !== undefined && html`<dt>tool</dt><dd><code>${f.tool}</code></dd>`}
+      ${f.suppressed && html`<dt>suppressed</dt><dd>${f.suppressed.reason}${f.suppressed.until && ` (until ${f.suppressed.until})`}</dd>`}
       ${!!e.schemaPaths?.length && html`<dt>schema</dt><dd>${e.schemaPaths.map((p) => html`<code>${p}</code> `)}</dd>`}
     </dl>
     ${!!e.quotes?.length && html`<div class="label">evidence</div>${e.quotes.map((q) => html`<pre class="quote">${q}</pre>`)}`}
@@ -269,9 +272,19 @@ function footer(r: Report): Html {
 </footer>`;
 }
 
-function countLevels(r: Report): { fail: number; partial: number } {
-  const f = allFindings(r);
-  return { fail: f.filter((x) => x.level === 'fail').length, partial: f.filter((x) => x.level === 'partial').length };
+function countLevels(r: Report): { fail: number; partial: number; suppressed: number } {
+  const all = allFindings(r).filter((x) => x.level !== 'info');
+  const f = all.filter((x) => !x.suppressed);
+  return { fail: f.filter((x) => x.level === 'fail').length, partial: f.filter((x) => x.level === 'partial').length, suppressed: all.length - f.length };
+}
+
+/** Under the grade: suppressions not applied (--no-suppress), or the entries that expired or matched nothing. */
+function suppressions(r: Report): Html | null {
+  const s = r.suppressions;
+  if (!s || s.entries.length === 0) return null;
+  if (!s.applied) return html`<p class="cap">suppressions not applied (--no-suppress): ${s.entries.length} in the config</p>`;
+  const warnings = s.entries.map(suppressionWarning).filter((w): w is string => w !== undefined);
+  return warnings.length === 0 ? null : html`${warnings.map((w) => html`<p class="cap warn">${w}</p>`)}`;
 }
 
 /** Copy buttons beside replay lines and an expand/collapse-all button; the page works without it. */
@@ -369,6 +382,7 @@ ul.tools{margin:4px 0;padding-left:18px;columns:2}
 .t-fail{color:var(--fail)}.t-partial{color:var(--partial)}.t-pass{color:var(--pass)}.t-na{color:var(--na)}
 .tag{font-size:11px;color:var(--muted);border:1px solid var(--line);border-radius:9px;padding:0 6px}
 .tag.new{color:var(--fail);border-color:var(--fail);font-weight:700}
+.tag.suppressed{color:var(--muted)}
 .baseline{margin:2px 0}
 .sev-error{color:var(--fail)}.sev-warning{color:var(--partial)}
 .notes{margin:4px 0 0;padding-left:18px;color:var(--muted);font-size:13px}p.notes{padding-left:0}

@@ -6,9 +6,10 @@
  * - Test cases: one per listed tool (and per tool a finding names that was not listed, such as
  *   protocol-errors' made-up tool), plus `(server)` for what the check says of the server as a
  *   whole: the findings that name no tool.
- * - A case with `fail` or `partial` findings gets one `<failure>` (type `fail` or `partial`, as
+ * - A case with `fail` or `partial` findings (not suppressed) gets one `<failure>` (type `fail` or `partial`, as
  *   ESLint's JUnit formatter reports warnings too) whose body is the evidence: messages, quotes,
- *   schema paths, the request sent and the replay line. Info findings go to `<system-out>`.
+ *   schema paths, the request sent and the replay line. Info findings, and findings a `suppress:`
+ *   entry matched (with a `suppressed: <reason>` line), go to `<system-out>`.
  * - The cases of an n/a check are `<skipped>` with the reason. Time attributes are seconds.
  * - Text from the server is escaped, and characters XML 1.0 cannot carry (NUL, other control
  *   characters, lone surrogates) are written as `\uXXXX`.
@@ -64,14 +65,15 @@ function suiteOf(report: Report, c: ReportCheck, prefix = ''): Suite {
       skipped++;
       body.push(`      <skipped message="${xml(c.notes[0] ?? 'not applicable')}"/>`);
     } else {
-      const failing = findings.filter((f) => f.level !== 'info');
+      // A suppressed finding is no failure (SPEC section 7): it is written out with the info ones.
+      const failing = findings.filter((f) => f.level !== 'info' && !f.suppressed);
       if (failing.length > 0) {
         failures++;
         const type = failing.some((f) => f.level === 'fail') ? 'fail' : 'partial';
         const first = failing[0]!;
         body.push(`      <failure type="${type}" message="${xml(`${first.messageId}: ${first.message}`)}">${xml(failing.map(evidenceText).join('\n\n'))}</failure>`);
       }
-      const info = findings.filter((f) => f.level === 'info');
+      const info = findings.filter((f) => f.level === 'info' || f.suppressed);
       if (info.length > 0) body.push(`      <system-out>${xml(info.map(evidenceText).join('\n\n'))}</system-out>`);
     }
     cases.push(body.length === 0 ? open.replace(/>$/, '/>') : [open, ...body, '    </testcase>'].join('\n'));
@@ -99,6 +101,7 @@ function evidenceText(f: ReportFinding): string {
   if (f.request) lines.push(`  sent ${f.request}`);
   if (f.replay) lines.push(`  replay ${f.replay}`);
   if (f.baselineState) lines.push(`  baseline: ${f.baselineState}`);
+  if (f.suppressed) lines.push(`  suppressed: ${f.suppressed.reason}${f.suppressed.until ? ` (until ${f.suppressed.until})` : ''}`);
   return lines.join('\n');
 }
 

@@ -12,6 +12,9 @@
  *   logical locations name the tool and the schema paths. A result with no file at all keeps only
  *   its logical locations.
  * - The driver's `informationUri` and each rule's `helpUri` point at sealmark's home page.
+ * - A finding a `suppress:` entry matched carries `suppressions: [{ kind: 'external', status:
+ *   'accepted', justification: <reason> }]`; `run.properties.suppressions` records whether they
+ *   were applied and what each entry did.
  * - `partialFingerprints` carry the finding's fingerprint hash; `baselineState` is set after
  *   `--baseline`.
  */
@@ -77,6 +80,7 @@ function sarifRun(report: Report): Record<string, unknown> {
       coverage: report.coverage.level,
       standard: report.standard,
       sandbox: report.sandbox.note,
+      ...(report.suppressions ? { suppressions: report.suppressions } : {}),
       ...(report.baseline ? { baseline: { file: report.baseline.file, new: report.baseline.new.length, unchanged: report.baseline.unchanged, fixed: report.baseline.fixed.length, fixedFindings: report.baseline.fixed } } : {}),
     },
   };
@@ -126,6 +130,10 @@ function resultOf(report: Report, c: ReportCheck, f: ReportFinding, ruleIndex: n
     },
   };
   if (f.baselineState) result.baselineState = f.baselineState;
+  // SARIF 2.1.0 §3.35: a suppression the config declares, outside the code (`external`).
+  if (f.suppressed) {
+    result.suppressions = [{ kind: 'external', status: 'accepted', justification: f.suppressed.reason, ...(f.suppressed.until ? { properties: { until: f.suppressed.until } } : {}) }];
+  }
   return result;
 }
 

@@ -5,6 +5,7 @@
 import { allFindings, targetLabel, type BaselineComparison, type Report, type ReportCheck, type ReportFinding } from '../build.js';
 import { packs } from '../../packs.js';
 import { capLowered } from '../../scoring.js';
+import { matches, suppressionWarning } from '../suppress.js';
 
 export interface TextOptions {
   color: boolean;
@@ -71,6 +72,7 @@ export function renderText(report: Report, opts: TextOptions): string {
   const paintLetter = letter === 'A' || letter === 'B' ? green : letter === 'C' || letter === 'D' ? yellow : red;
   lines.push(bold(`grade ${paintLetter(letter)}`) + (g.percent !== null ? ` ${g.percent}%` : '') + ` · ${report.coverage.level}` + std);
   for (const cap of g.caps.filter((c) => capLowered(g, c))) lines.push(red(`  capped at ${cap.letter}: ${cap.check} failed`));
+  lines.push(...renderSuppressions(report, { yellow, dim }));
   let hiddenInfo = 0;
   for (const pack of packs) {
     const inPack = report.checks.filter((ch) => ch.pack === pack.id);
@@ -90,15 +92,18 @@ export function renderText(report: Report, opts: TextOptions): string {
   if (report.baseline) lines.push(...renderBaseline(report.baseline, { red, green, dim }));
   lines.push('');
   const counts = countLevels(report);
-  lines.push(dim(`${report.calls.length} calls · ${counts.fail} failing and ${counts.partial} partial findings · ${(report.durationMs / 1000).toFixed(1)} s`));
+  const quiet = counts.suppressed > 0 ? `, ${counts.suppressed} suppressed` : '';
+  lines.push(dim(`${report.calls.length} calls · ${counts.fail} failing and ${counts.partial} partial findings${quiet} · ${(report.durationMs / 1000).toFixed(1)} s`));
   if (hiddenInfo > 0) lines.push(dim(`${hiddenInfo} informational findings hidden; --verbose shows them`));
   return lines.join('\n') + '\n';
 }
 
 function renderFinding(f: ReportFinding, p: { red: Paint; yellow: Paint; dim: Paint }): string[] {
-  const tag = f.level === 'fail' ? p.red('fail') : f.level === 'partial' ? p.yellow('partial') : p.dim('info');
+  // A suppressed finding is shown, dimmed, and counts as no failure.
+  const tag = f.suppressed ? p.dim(f.level) : f.level === 'fail' ? p.red('fail') : f.level === 'partial' ? p.yellow('partial') : p.dim('info');
   const state = f.baselineState === 'new' ? p.red('NEW ') : f.baselineState === 'unchanged' ? p.dim('(in baseline) ') : '';
   const out = [`      ${state}${tag} ${f.messageId}: ${safeText(f.message)}`];
+  if (f.suppressed) out.push(p.dim(`        suppressed: ${safeText(f.suppressed.reason)}${f.suppressed.until ? ` (until ${safeText(f.suppressed.until)})` : ''}`));
   for (const q of f.evidence.quotes ?? []) out.push(p.dim(`        │ ${safeText(q.split('\n')[0]!.slice(0, 160))}`));
   if (f.evidence.schemaPaths?.length) out.push(p.dim(`        at ${safeText(f.evidence.schemaPaths.slice(0, 3).join(', '))}`));
   if (f.request) out.push(p.dim(`        sent  ${safeText(f.request.length > 300 ? f.request.slice(0, 300) + '…' : f.request)}`));
@@ -118,7 +123,25 @@ function needsProbe(ch: ReportCheck, dim: Paint): string[] {
   return ch.needsProbe?.length ? [dim(`      needs a probes: entry: ${safeText(ch.needsProbe.join(', '))}`)] : [];
 }
 
-function countLevels(report: Report): { fail: number; partial: number } {
-  const f = allFindings(report);
-  return { fail: f.filter((x) => x.level === 'fail').length, partial: f.filter((x) => x.level === 'partial').length };
+function countLevels(report: Report): { fail: number; partial: number; suppressed: number } {
+  const all = allFindings(report).filter((x) => x.level !== 'info');
+  const f = all.filter((x) => !x.suppressed);
+  return { fail: f.filter((x) => x.level === 'fail').length, partial: f.filter((x) => x.level === 'partial').length, suppressed: all.length - f.length };
+}
+
+/**
+ * Under the grade: that suppressions were not applied (`--no-suppress`), or each entry that
+ * expired or matched nothing. A report saved before suppress: existed has no record.
+ */
+function renderSuppressions(report: Report, p: { yellow: Paint; dim: Paint }): string[] {
+  const s = report.suppressions;
+  if (!s || s.entries.length === 0) return [];
+  if (!s.applied) {
+    const would = allFindings(report).filter((f) => s.entries.some((e) => matches(e, f))).length;
+    return [p.dim(`  suppressions not applied (--no-suppress): ${s.entries.length} in the config, matching ${would} finding${would === 1 ? '' : 's'}`)];
+  }
+  return s.entries.flatMap((e) => {
+    const w = suppressionWarning(e);
+    return w === undefined ? [] : [p.yellow(`  warning: ${safeText(w)}`)];
+  });
 }
