@@ -1,20 +1,24 @@
 /**
  * sealmark's library entry (SPEC section 9): the same engine as the CLI, typed, returning the
- * JSON report object so a server's own test suite can assert on it.
+ * JSON report object so a server's own test suite can assert on it. `audit()` takes the config as
+ * the CLI does: an object it validates (`config`), a file (`configFile`), or the file it finds
+ * upward from the working directory.
  *
  * ```ts
  * import { audit } from 'sealmark';
- * const report = await audit({ command: 'node', args: ['server.js'] });
+ * const report = await audit({ command: 'node', args: ['server.js'], config: { skip_tools: ['wipe'] } });
  * ```
  */
-export { audit, type AuditOptions } from './audit.js';
+export { audit, type LibraryAuditOptions as AuditOptions } from './library.js';
 export { lint, toolsOf, type LintOptions } from './lint.js';
 export { checks, checkById } from './checks/index.js';
 export type { Check, CheckMeta } from './checks/check.js';
 export { classifyReply, scanLeaks } from './classify.js';
 export { defaultConfig } from './config/defaults.js';
 export { loadConfig } from './config/load.js';
-export { ConfigError, type ResolvedConfig } from './config/schema.js';
+export { ConfigError, type ConfigInput, type ConfigProblem, type ResolvedConfig, type SuppressEntry } from './config/schema.js';
+export type { Suppressions, SuppressionState } from './report/suppress.js';
+export { UsageError } from './errors.js';
 export { REPORT_SCHEMA_VERSION, type Report, type ReportCheck, type ReportCall, type ReportFinding, type BaselineComparison } from './report/build.js';
 export { compareWithBaseline } from './report/baseline.js';
 export { fingerprintOf } from './report/fingerprint.js';

@@ -31,6 +31,22 @@ export interface SuppressEntry {
   until?: string;
 }
 
+/**
+ * A config as written in a file (SPEC section 7), before validation: every key optional. The
+ * library's `audit({ config })` takes this; a {@link ResolvedConfig} is one too.
+ */
+export interface ConfigInput {
+  timeout_probe_sec?: number;
+  timeout_init_sec?: number;
+  checks?: Record<string, { enabled?: boolean; severity?: Severity; [key: string]: unknown }>;
+  probes?: { tool: string; arguments?: Record<string, unknown>; expect?: 'ok' | 'error' }[];
+  skip_tools?: string[];
+  hidden_params?: string[];
+  sandbox?: { network?: 'on' | 'off'; shims?: boolean; keep?: boolean };
+  env?: Record<string, string>;
+  suppress?: SuppressEntry[];
+}
+
 /** Per-check settings; check-specific keys beside `enabled` and `severity`. */
 export interface CheckSettings {
   enabled: boolean;

@@ -1,0 +1,84 @@
+/**
+ * The library's `audit()` (SPEC section 9): the engine of src/audit.ts with the config taken as the
+ * CLI takes it. `config` is an object validated exactly as a config file is; `configFile` a path
+ * loaded as `--config` loads it; with neither, the file found upward from the working directory, as
+ * on the command line. `only`, `skip`, `timeoutProbeSec` and `suppress: false` are `--only`,
+ * `--skip`, `--timeout-probe` and `--no-suppress`.
+ */
+import { audit as runAudit, type AuditOptions } from './audit.js';
+import { configRegistry } from './config/defaults.js';
+import { loadConfig, mergeCliOverrides } from './config/load.js';
+import { ConfigError, parseConfig, type ConfigInput, type ResolvedConfig } from './config/schema.js';
+import type { Report } from './report/build.js';
+
+/** Options of the library's {@link audit}: those of the engine, with the config as the CLI takes it. */
+export interface LibraryAuditOptions extends Omit<AuditOptions, 'config'> {
+  /**
+   * The config as an object, validated as a config file is (SPEC section 7): an unknown key, a
+   * wrong type or a value out of range throws ConfigError naming the key. A config from
+   * `loadConfig()` or `defaultConfig()` is accepted as well (it is valid). Not with `configFile`.
+   */
+  config?: ConfigInput;
+  /** A config file (JSON or YAML), relative to `cwd` (default: the current directory), loaded as `--config` loads it. */
+  configFile?: string;
+  /** `--only`: run only these check ids. */
+  only?: string[];
+  /** `--skip`: do not run these check ids. */
+  skip?: string[];
+  /** `--timeout-probe`: seconds a probe call may take (replaces `timeout_probe_sec`; a changed value is non-standard). */
+  timeoutProbeSec?: number;
+  /** `false` is `--no-suppress`: the config's `suppress:` entries are not applied (the report says so). */
+  suppress?: boolean;
+}
+
+/**
+ * Audits one server and resolves to the JSON report object (docs/report-schema.md), as
+ * `sealmark audit --format json` prints it. Rejects with ConfigError (the CLI's exit 2) for a bad
+ * config, a missing `configFile`, `config` and `configFile` both given, or an unknown `only` /
+ * `skip` id; with UsageError for a target given wrong (no command, URL or package, or more than
+ * one). Never rejects for anything the server does: a server that cannot be started or dies is a
+ * verdict (`report.status` is `not-audited`).
+ *
+ * ```ts
+ * const report = await audit({ command: 'node', args: ['build/index.js'], config: { skip_tools: ['wipe'] } });
+ * ```
+ */
+export async function audit(options: LibraryAuditOptions): Promise<Report> {
+  const { config, configFile, only, skip, timeoutProbeSec, suppress, ...engine } = options;
+  return runAudit({ ...engine, config: resolveLibraryConfig({ config, configFile, only, skip, timeoutProbeSec, suppress, cwd: options.cwd }) });
+}
+
+/** The config of a library run (see {@link LibraryAuditOptions}). Throws ConfigError. */
+export function resolveLibraryConfig(o: Pick<LibraryAuditOptions, 'config' | 'configFile' | 'only' | 'skip' | 'timeoutProbeSec' | 'suppress' | 'cwd'>): ResolvedConfig {
+  const registry = configRegistry();
+  const cwd = o.cwd ?? process.cwd();
+  if (o.config !== undefined && o.configFile !== undefined) {
+    throw new ConfigError([{ key: 'configFile', message: 'give config or configFile, not both' }], { label: '' });
+  }
+  let base: ResolvedConfig;
+  if (o.config !== undefined) {
+    // A resolved config is a valid config file but for what no file holds: where it came from,
+    // and --no-suppress.
+    const raw: unknown = o.config;
+    let source: string | undefined;
+    let input = raw;
+    if (typeof raw === 'object' && raw !== null && !Array.isArray(raw)) {
+      const { source: s, ignoreSuppressions: _ignored, ...rest } = raw as Partial<ResolvedConfig>;
+      source = typeof s === 'string' ? s : undefined;
+      input = rest;
+    }
+    base = parseConfig(input, registry, source, 'config');
+  } else {
+    base = loadConfig({ ...(o.configFile !== undefined ? { path: o.configFile } : {}), cwd, registry });
+  }
+  const merged = mergeCliOverrides(
+    base,
+    {
+      ...(o.timeoutProbeSec !== undefined ? { timeout_probe_sec: o.timeoutProbeSec } : {}),
+      ...(o.only !== undefined ? { only: o.only } : {}),
+      ...(o.skip !== undefined ? { skip: o.skip } : {}),
+    },
+    registry,
+  );
+  return o.suppress === false ? { ...merged, ignoreSuppressions: true } : merged;
+}
