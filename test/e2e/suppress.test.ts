@@ -3,7 +3,7 @@
  * fixture reports/sourcemapped (robust-input partial: a bare -32603 for invalid calls) with
  * reports/sourcemapped/suppress.config.json: one live entry for that finding, one that matches
  * nothing, one expired. Checked: verdict and grade change, the finding is kept and marked in the
- * JSON, text, SARIF and JUnit reports, the warnings, `--no-suppress`, and config errors (exit 2).
+ * JSON, text, SARIF, JUnit and HTML reports, the warnings, `--no-suppress`, and config errors (exit 2).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -36,7 +36,7 @@ describe('an audit with suppress: entries', () => {
   let report: Report;
   let plain: Report;
   beforeAll(async () => {
-    const files = ['--format', 'json', '--output', out('s.json'), '--format', 'sarif', '--output', out('s.sarif'), '--format', 'junit', '--output', out('s.xml'), '--format', 'text', '--output', out('s.txt')];
+    const files = ['--format', 'json', '--output', out('s.json'), '--format', 'sarif', '--output', out('s.sarif'), '--format', 'junit', '--output', out('s.xml'), '--format', 'text', '--output', out('s.txt'), '--format', 'html', '--output', out('s.html')];
     [run] = await Promise.all([
       runCli(['audit', '--config', CONFIG, ...ONLY, ...files, '--', ...SERVER]),
       runCli(['audit', '--config', CONFIG, '--no-suppress', ...ONLY, '--format', 'json', '--output', out('plain.json'), '--', ...SERVER]),
@@ -96,6 +96,16 @@ describe('an audit with suppress: entries', () => {
     const tc = suite.testcase.find((c) => c['@_name'] === 'convert')!;
     expect(tc.failure).toBeUndefined();
     expect(tc['system-out']).toContain(`suppressed: ${REASON}`);
+  });
+});
+
+describe('suppress: in the HTML report', () => {
+  it('tags the finding suppressed with its reason, counts it apart, and shows the warnings', () => {
+    const html = readFileSync(out('s.html'), 'utf8');
+    expect(html).toMatch(/<span class="tag suppressed">suppressed<\/span> <code>internal-error<\/code>/);
+    expect(html).toContain(`<dt>suppressed</dt><dd>${REASON} (until 2099-12-31)</dd>`);
+    expect(html).toMatch(/0 failing · 0 partial findings · 1 suppressed/);
+    expect(html).toMatch(/suppress\[2\] \(robust-input\) expired on 2020-01-01/);
   });
 });
 
