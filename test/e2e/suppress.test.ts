@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, type CliRun } from '../helpers/cli.js';
-import { validateSarifSchema } from '../helpers/sarif.js';
+import { multitoolValidate, validateSarifSchema } from '../helpers/sarif.js';
 import type { Report } from '../../src/report/build.js';
 
 const FIXTURE = 'test/fixtures/servers/reports/sourcemapped';
@@ -86,6 +86,12 @@ describe('an audit with suppress: entries', () => {
     expect(r.properties.checkVerdict).toBe('pass');
     expect(log.runs[0]!.properties.suppressions.applied).toBe(true);
   });
+
+  it('SARIF: Sarif.Multitool validates the log with suppressions, no error, no warning', async () => {
+    const v = await multitoolValidate(out('s.sarif'), tmp);
+    expect(v.code, v.output).toBe(0);
+    expect([...v.errors, ...v.warnings], v.output).toEqual([]);
+  }, SLOW);
 
   it('JUnit: robust-input has no failure; the finding is in system-out with its reason', () => {
     const xml = new XMLParser({ ignoreAttributes: false, isArray: (n) => n === 'testsuite' || n === 'testcase' }).parse(readFileSync(out('s.xml'), 'utf8')) as {
