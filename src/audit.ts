@@ -15,6 +15,7 @@ import { adoptLateReplies, gatherLimits } from './probes/limits.js';
 import { gatherOversized } from './probes/oversized.js';
 import { gatherConcurrency } from './probes/concurrency.js';
 import { gatherDesign } from './probes/design.js';
+import { gatherStrictArguments } from './probes/strict-arguments.js';
 import { checks as allChecks } from './checks/index.js';
 import type { Artifacts, Check } from './checks/check.js';
 import { buildReport, type Report, type ReportTarget } from './report/build.js';
@@ -231,9 +232,12 @@ async function auditSpec(
     const source = locateSource(display, options.cwd ?? process.cwd(), config.source, []);
     return redactor.value(buildReport({ target, isolation: sandbox?.isolation, config, artifacts, results: judgeAll(enabled, artifacts, replay), startedAt: started, source }));
   }
-  const session = opened;
+  // A server that exits is started again with the same settings (SPEC section 3 step 3); its
+  // messages go on in the same transcript.
+  const restart = () => Session.open(spec, { initTimeoutMs: config.timeout_init_sec * 1000, transcriptPath: options.transcriptPath, appendTranscript: true, redactor });
+  const rec = new Recorder(opened, options.onProgress, secrets, restart);
   try {
-    const rec = new Recorder(session, options.onProgress, secrets);
+    const session = opened;
     const h = session.handshake;
     const handshakeSecrets = [...new Set([h.rawReply, h.initReply])].flatMap((reply) => scanSecrets(reply, secrets));
     const hangMs = hangLimitMs(config);
@@ -255,50 +259,60 @@ async function auditSpec(
       config,
       handshakeSecrets,
       remote: session.remote,
+      restarts: rec.restarts,
     };
     const needs = new Set(enabled.flatMap((c) => c.meta.requires));
+    /** A server to call: the live one, or the server started again after it exited. */
+    const live = () => rec.revive();
     if (tools.length > 0 && !listing.problem) {
       if (needs.has('robust-input')) artifacts.robust = await gatherRobustInput(rec, tools, config, sandbox);
-      if (needs.has('effects') && !session.exited) {
+      if (needs.has('strict-arguments') && (await live())) artifacts.strict = await gatherStrictArguments(rec, tools, config, sandbox);
+      if (needs.has('effects') && (await live())) {
         artifacts.effects = await gatherEffects(rec, tools, config, { sandbox, all: options.all === true, allowEffects: options.allowEffects === true });
       }
-      // After robust-input stopped (three hangs, server gone) the server cannot be judged on the
-      // gatherers below: more requests would only wait out the hang limit and blame the wrong probe.
-      // protocol-errors goes before the limits pack, so that a server that dies on a limit value
-      // is still judged on protocol mistakes (dying must never leave a server fewer failures).
-      if (needs.has('protocol-errors') && !session.exited && !artifacts.robust?.stopped) artifacts.protocol = await gatherProtocolErrors(rec, hangMs);
-      if (needs.has('limits') && !session.exited && !artifacts.robust?.stopped) artifacts.limits = await gatherLimits(rec, tools, config, sandbox);
+      // After robust-input stopped (three hangs, a server that could not be started again) the
+      // server cannot be judged on the gatherers below: more requests would only wait out the hang
+      // limit and blame the wrong probe. protocol-errors goes before the limits pack, so that a
+      // server that dies on a limit value is still judged on protocol mistakes.
+      if (needs.has('protocol-errors') && !artifacts.robust?.stopped && (await live())) artifacts.protocol = await gatherProtocolErrors(rec, hangMs);
+      if (needs.has('limits') && !artifacts.robust?.stopped && (await live())) artifacts.limits = await gatherLimits(rec, tools, config, sandbox);
       // (Three hangs in limits with the server still answering is one slow tool, not a wedged server.)
       const stopped = artifacts.robust?.stopped ?? (artifacts.limits?.stopped?.reason === 'server-gone' ? artifacts.limits.stopped : undefined);
       // The two that may take a fragile server down come last.
-      if (needs.has('concurrency') && !session.exited && !stopped) artifacts.concurrency = await gatherConcurrency(rec, tools, config);
-      if (needs.has('oversized') && !session.exited && !stopped) artifacts.oversized = await gatherOversized(rec, tools, config);
+      if (needs.has('concurrency') && !stopped && (await live())) artifacts.concurrency = await gatherConcurrency(rec, tools, config);
+      if (needs.has('oversized') && !stopped && (await live())) artifacts.oversized = await gatherOversized(rec, tools, config);
       // The design pack's real writes (repeats, made-up proposals) last of all: a server that dies
       // on one must not escape the checks above by it.
-      if (needs.has('design') && !session.exited && !stopped) artifacts.design = await gatherDesign(rec, tools, config, sandbox, options.allowEffects === true);
+      if (needs.has('design') && !stopped && (await live())) artifacts.design = await gatherDesign(rec, tools, config, sandbox, options.allowEffects === true);
     }
-    await session.close();
+    for (const s of rec.sessions) await s.close();
     // A reply to a request sealmark stopped waiting for may come until the end: each one found
     // now replaces its call's "no reply" record before anything is judged.
     adoptLateReplies(rec, tools);
-    const t = session.transport;
-    artifacts.noise = { count: t.noiseCount, bytes: t.noiseBytes, lines: t.noise };
-    artifacts.stderrTail = t.stderrText;
+    // What every start of the server wrote: stdout noise and stderr of all, the last one's exit.
+    const ts = rec.sessions.map((s) => s.transport);
+    artifacts.noise = { count: sum(ts.map((t) => t.noiseCount)), bytes: sum(ts.map((t) => t.noiseBytes)), lines: ts.flatMap((t) => t.noise) };
+    artifacts.stderrTail = ts.map((t) => t.stderrText).filter((x) => x !== '').join('\n');
+    const t = ts[ts.length - 1]!;
     artifacts.exit = t.exit;
     // Refused in the middle of the audit (an expired token, an ended session): what was gathered is
     // kept as evidence, but the server could not be judged, as if the handshake had failed.
-    const cut = t.exit?.cutOff;
-    if (cut) {
-      const why = t.exit!.lost ?? 'the server refused sealmark during the audit';
-      const hint = cut === 'unauthorized' ? ' (a token that expired, or one without the rights the tools need)' : '';
-      artifacts.openFailure = { reason: cut, message: `${why}${hint}`, detail: `${why}${hint}`, exit: t.exit, stderrTail: '', noise: [] };
+    const cut = ts.map((x) => x.exit).find((e) => e?.cutOff);
+    if (cut?.cutOff) {
+      const why = cut.lost ?? 'the server refused sealmark during the audit';
+      const hint = cut.cutOff === 'unauthorized' ? ' (a token that expired, or one without the rights the tools need)' : '';
+      artifacts.openFailure = { reason: cut.cutOff, message: `${why}${hint}`, detail: `${why}${hint}`, exit: cut, stderrTail: '', noise: [] };
     }
-    artifacts.strays = session.wire.strayResponses.map((s) => s.message);
+    artifacts.strays = rec.sessions.flatMap((s) => s.wire.strayResponses.map((x) => x.message));
     const source = locateSource(display, options.cwd ?? process.cwd(), config.source, tools.map((x) => x.name));
     return redactor.value(buildReport({ target, isolation: sandbox?.isolation, config, artifacts, results: judgeAll(enabled, artifacts, replay), startedAt: started, source }));
   } finally {
-    await session.close();
+    for (const s of rec.sessions) await s.close();
   }
+}
+
+function sum(xs: number[]): number {
+  return xs.reduce((a, b) => a + b, 0);
 }
 
 /**

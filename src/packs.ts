@@ -12,7 +12,7 @@ export interface PackInfo {
 }
 
 export const packs: readonly PackInfo[] = [
-  { id: 'core', title: 'Core protocol and input hygiene', checks: ['handshake', 'robust-input', 'protocol-errors', 'tool-schemas'] },
+  { id: 'core', title: 'Core protocol and input hygiene', checks: ['handshake', 'robust-input', 'strict-arguments', 'protocol-errors', 'tool-schemas'] },
   { id: 'effects', title: 'Side effects a careless caller can arm', checks: ['armed-flags', 'default-call-effects', 'filler-call-effects', 'hidden-params'] },
   { id: 'limits', title: 'Limits: counts, sizes and load a careless caller sends', checks: ['bounded-limits', 'oversized-input', 'concurrency'] },
   { id: 'design', title: 'Design: tools say what they do', checks: ['annotations', 'tool-naming', 'idempotency-key', 'two-step-writes'] },

@@ -137,4 +137,18 @@ export interface CheckResult {
   notes: string[];
   /** Tools that need a `probes:` entry to be exercised. */
   needsProbe?: string[];
+  /** Which tools the verdict rests on, and which it does not (SPEC section 5, coverage is honest). */
+  coverage?: Coverage;
+}
+
+/**
+ * What a check's verdict covers (SPEC section 5, "Coverage is honest"): the tools it judged and
+ * every listed tool it did not, with why. A tool not judged never counts as passing (JUnit
+ * `<skipped>`). `judged` + `notJudged` together are the tools the check could have looked at.
+ */
+export interface Coverage {
+  /** Names of the tools the verdict judged, in listing order. */
+  judged: string[];
+  /** Tools not judged, in listing order, each with why (beyond max_tools, skipped, not reached …). */
+  notJudged: { tool: string; why: string }[];
 }

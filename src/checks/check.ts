@@ -14,6 +14,8 @@ import type { LimitsRun } from '../probes/limits.js';
 import type { OversizedRun } from '../probes/oversized.js';
 import type { ConcurrencyRun } from '../probes/concurrency.js';
 import type { DesignRun } from '../probes/design.js';
+import type { StrictRun } from '../probes/strict-arguments.js';
+import type { Restart } from '../probes/recorder.js';
 import type { SecretHit } from '../secrets.js';
 
 /** A config key a check reads (SPEC section 7). */
@@ -84,7 +86,7 @@ export interface CheckMeta {
   requires: GathererId[];
 }
 
-export type GathererId = 'robust-input' | 'protocol-errors' | 'effects' | 'limits' | 'oversized' | 'concurrency' | 'design';
+export type GathererId = 'robust-input' | 'strict-arguments' | 'protocol-errors' | 'effects' | 'limits' | 'oversized' | 'concurrency' | 'design';
 
 /** Per-tool bookkeeping of the robust-input gatherer. */
 export interface RobustToolRun {
@@ -125,6 +127,7 @@ export interface Artifacts {
   /** Every call made by any gatherer, in order. */
   calls: ProbeCall[];
   robust?: RobustRun;
+  strict?: StrictRun;
   protocol?: ProtocolRun;
   effects?: EffectsRun;
   limits?: LimitsRun;
@@ -133,6 +136,8 @@ export interface Artifacts {
   design?: DesignRun;
   /** Secrets in the reply to `initialize` (or `server/discover`): its instructions, serverInfo … */
   handshakeSecrets?: SecretHit[];
+  /** Each time the server exited and was started again (SPEC section 3 step 3), in order. */
+  restarts?: Restart[];
   /** Responses (after the handshake) whose id no request was waiting for. */
   strays: unknown[];
   config: ResolvedConfig;

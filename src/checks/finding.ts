@@ -3,7 +3,7 @@
  * free text), and groups repeated findings so one fault is one finding with every call as evidence.
  */
 import type { CheckMeta } from './check.js';
-import type { Evidence, Finding } from '../types.js';
+import type { Coverage, Evidence, Finding } from '../types.js';
 
 /** Fills `{name}` placeholders of `template` from `data`. Unknown placeholders stay as written. */
 export function format(template: string, data: Record<string, string | number>): string {
@@ -61,4 +61,16 @@ export function verdictOf(findings: Finding[]): 'pass' | 'partial' | 'fail' {
   if (findings.some((f) => f.level === 'fail')) return 'fail';
   if (findings.some((f) => f.level === 'partial')) return 'partial';
   return 'pass';
+}
+
+/**
+ * The {@link Coverage} of a check over the listed `tools`: those in `judged`, and every other one
+ * as not judged with its reason from `why` (skip_tools named as such).
+ */
+export function coverageIn(tools: string[], judged: Set<string>, why: Map<string, string>, skipTools: string[] = []): Coverage {
+  const skip = new Set(skipTools);
+  return {
+    judged: tools.filter((t) => judged.has(t)),
+    notJudged: tools.filter((t) => !judged.has(t)).map((t) => ({ tool: t, why: skip.has(t) ? 'in skip_tools' : (why.get(t) ?? 'not probed') })),
+  };
 }

@@ -7,6 +7,7 @@ import { registerOwnIdentifiers } from '../redact.js';
 import { packs } from '../packs.js';
 import { check as handshake } from './handshake.js';
 import { check as robustInput } from './robust-input.js';
+import { check as strictArguments } from './strict-arguments.js';
 import { check as protocolErrors } from './protocol-errors.js';
 import { check as toolSchemas } from './tool-schemas.js';
 import { check as armedFlags } from './armed-flags.js';
@@ -23,7 +24,7 @@ import { check as twoStepWrites } from './two-step-writes.js';
 import { check as secretEcho } from './secret-echo.js';
 
 /** Every check sealmark has, keyed by nothing: order is report order. */
-export const checks: readonly Check[] = [handshake, robustInput, protocolErrors, toolSchemas, armedFlags, defaultCallEffects, fillerCallEffects, hiddenParams, boundedLimits, oversizedInput, concurrency, annotations, toolNaming, idempotencyKey, twoStepWrites, secretEcho];
+export const checks: readonly Check[] = [handshake, robustInput, strictArguments, protocolErrors, toolSchemas, armedFlags, defaultCallEffects, fillerCallEffects, hiddenParams, boundedLimits, oversizedInput, concurrency, annotations, toolNaming, idempotencyKey, twoStepWrites, secretEcho];
 
 /** The check with this id, or undefined. */
 export function checkById(id: string): Check | undefined {
@@ -37,6 +38,6 @@ registerOwnIdentifiers([
   ...['pass', 'partial', 'fail', 'n/a', 'info', 'error', 'warning', 'note', 'A', 'B', 'C', 'D', 'F', 'audited', 'not-audited'],
   ...['rejected', 'rejected-unnamed', 'text-refusal', 'lenient-downstream', 'internal-error', 'accepted', 'hang', 'exited', 'protocol-error'],
   ...['response', 'malformed', 'shim', 'network', 'file', 'env-canary', 'argument-canary', 'user-secret', 'pattern', 'result'],
-  ...['liveness', 'tools-list', 'user-probe', 'read-only-no-args', 'unknown-method', 'notification-follow-up', 'unknown-tool', 'array-params'],
+  ...['liveness', 'tools-list', 'user-probe', 'read-only-no-args', 'no-arguments', 'extra-only', 'empty-arguments', 'valid-arguments', 'unknown-method', 'notification-follow-up', 'unknown-tool', 'array-params'],
   ...['initialize', 'tools/list', 'tools/call', 'ping', 'server/discover'],
 ]);

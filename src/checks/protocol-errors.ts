@@ -81,7 +81,8 @@ export const check: Check = {
       const r = c.exchange.reply;
       if (r.kind === 'exited') {
         out.push(finding(meta, 'died', 'fail', { how: 'exited', probe: last }, { calls: [c.seq] }, { request: c.exchange.sent }));
-        break;
+        // The server was started again for the probes after this one (SPEC section 3 step 3).
+        continue;
       }
       if (r.kind === 'hang') {
         // Silence on one request is a dropped request if the server answers a later one; otherwise it stopped answering.

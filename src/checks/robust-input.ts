@@ -3,7 +3,7 @@
  * arguments? Seed "Survives malformed tool input"; SPEC section 5.
  */
 import type { Check, CheckMeta } from './check.js';
-import { finding, group, verdictOf } from './finding.js';
+import { coverageIn, finding, group, verdictOf } from './finding.js';
 import type { Finding, ProbeCall } from '../types.js';
 
 /** The schema-invalid probes, whose replies decide the verdict. */
@@ -15,8 +15,6 @@ export const INVALID_PROBES: ReadonlySet<string> = new Set([
   'string-as-object',
   'nested-string',
   'nested-item',
-  'no-arguments',
-  'extra-only',
 ]);
 const VALID_PROBES = new Set(['read-only-no-args', 'user-probe']);
 
@@ -44,8 +42,6 @@ export const meta: CheckMeta = {
     { id: 'nested-string', core: true, description: 'A string in place of a required array-of-object argument (one call per tool that has one).' },
     { id: 'nested-item', core: true, description: 'A required array-of-object argument gets one item lacking a field its items require, the other arguments valid (one call per tool that has one).' },
     { id: 'read-only-no-args', core: false, description: '`{}` to a tool with no arguments that declares readOnlyHint: true: a valid call, counted for coverage.' },
-    { id: 'no-arguments', core: false, description: 'A tools/call whose params omit `arguments` altogether, to a tool with required arguments (some clients send this for tools they think take none).' },
-    { id: 'extra-only', core: false, description: 'Otherwise valid arguments plus `sm_unexpected`, only where the schema declares additionalProperties: false, so silently dropping an undeclared key is caught on its own.' },
     { id: 'user-probe', core: false, description: 'Each `probes:` entry of the config, sent as written: a valid call that counts for coverage and is scanned for leaks.' },
     { id: 'robust.lenient-downstream', core: true, part: true, description: 'An error reporting a failed fetch (connection refused, DNS, timeout, TLS) that names no parameter: the invalid argument was used before the server failed.' },
     { id: 'robust.internal-error', core: true, part: true, description: 'An unhandled runtime error (TypeError, Cannot read properties, is not a function, KeyError, AttributeError, NoneType …) or a JSON-RPC -32603: an internals leak, not a validation decision.' },
@@ -97,7 +93,7 @@ export const meta: CheckMeta = {
     falseNegatives: [
       'A tool with no arguments that is not declared read-only is never called; it is listed as needing a probes: entry.',
       'Only required array-of-object arguments are descended into (nested-string, nested-item); object arguments and optional ones are not.',
-      'A server that validates the top level only and ignores undeclared keys is caught by extra-only only when its schema says additionalProperties: false.',
+      'An undeclared key beside valid arguments, and a call that omits `arguments`, are not sent here (every call here is schema-invalid): strict-arguments sends them, to read-only tools only.',
     ],
     limits: [
       'At most one call per probe per tool, for the first max_tools tools. Fuzzing, oversized input and concurrency belong to pack limits.',
@@ -204,12 +200,38 @@ export const check: Check = {
       else if (t.skipped) out.push(finding(meta, 'skipped', 'info', { tool: t.tool, why: t.skipped }, {}, { tool: t.tool }));
     }
     const findings = group(out);
+    const coverage = robustCoverage(a, run, calls);
     const invalidSent = calls.some((c) => INVALID_PROBES.has(c.probe));
     const validSent = calls.some((c) => VALID_PROBES.has(c.probe));
     if (!invalidSent && !validSent) {
       notes.push('no tool has an argument that can be malformed, and no valid call was made');
-      return { id: meta.id, verdict: 'n/a', findings, notes, needsProbe: run.tools.filter((t) => t.needsProbe).map((t) => t.tool) };
+      return { id: meta.id, verdict: 'n/a', findings, notes, needsProbe: run.tools.filter((t) => t.needsProbe).map((t) => t.tool), coverage };
     }
-    return { id: meta.id, verdict: verdictOf(findings), findings, notes, needsProbe: run.tools.filter((t) => t.needsProbe).map((t) => t.tool) };
+    return { id: meta.id, verdict: verdictOf(findings), findings, notes, needsProbe: run.tools.filter((t) => t.needsProbe).map((t) => t.tool), coverage };
   },
 };
+
+/**
+ * Which tools robust-input judged: those sent a schema-invalid call, and read-only tools whose
+ * valid no-argument call was answered (seed: it counts only then); the rest with why.
+ */
+function robustCoverage(a: Parameters<Check['judge']>[0], run: NonNullable<Parameters<Check['judge']>[0]['robust']>, calls: ProbeCall[]) {
+  const judged = new Set<string>();
+  for (const c of calls) {
+    if (!c.tool) continue;
+    if (INVALID_PROBES.has(c.probe) || c.probe === 'user-probe' || (c.probe === 'read-only-no-args' && c.classification?.class === 'accepted')) judged.add(c.tool);
+  }
+  const why = new Map<string, string>();
+  for (const t of run.tools) {
+    if (t.needsProbe) why.set(t.tool, `${t.skipped ?? 'no arguments to malform'}: needs a probes: entry`);
+    else if (t.skipped) why.set(t.tool, t.skipped);
+    else if (t.probes.includes('read-only-no-args')) why.set(t.tool, 'its read-only no-argument call was not answered cleanly');
+  }
+  for (const n of run.stopped?.notReached ?? []) {
+    const tool = n.replace(/ \(.*\)$/, '');
+    if (!judged.has(tool)) why.set(tool, run.stopped!.reason === 'three-hangs' ? 'not reached: probing stopped after three hangs' : 'not reached: the server was gone');
+  }
+  const max = (a.config.checks['robust-input']?.max_tools as number | undefined) ?? 25;
+  for (const n of run.beyondMaxTools) why.set(n, `beyond max_tools (${max})`);
+  return coverageIn(a.tools.map((x) => x.name), judged, why, a.config.skip_tools);
+}

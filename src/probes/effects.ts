@@ -69,8 +69,9 @@ export async function gatherEffects(rec: Recorder, tools: ListedTool[], config: 
       // Without the sandbox (--allow-effects) only what the reply itself reports can be seen.
       await watched(opts.sandbox, () => rec.toolCall(c.probe, tool.name, c.args, hangMs, declared), { always: true });
       (c.probe === 'default-call' ? run.defaultCalled : run.fillerCalled).push(tool.name);
-      if (rec.session.exited) {
-        run.stopped = `the server exited on the ${c.probe} of ${tool.name}`;
+      // A server that exited is started again for the rest (SPEC section 3 step 3).
+      if (rec.session.exited && !(await rec.revive())) {
+        run.stopped = `the server exited on the ${c.probe} of ${tool.name} and could not be started again`;
         return run;
       }
     }

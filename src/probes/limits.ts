@@ -16,6 +16,7 @@ import { sampleValid } from '../values.js';
 import { uncallable } from './callable.js';
 import { EFFECT_GRACE_MS, watched } from './watch.js';
 import type { Recorder } from './recorder.js';
+import type { Session } from '../target/session.js';
 import { MAX_HANGS, hangLimitMs, maxTools, validArgs } from './robust-input.js';
 
 /**
@@ -155,10 +156,11 @@ export async function gatherLimits(rec: Recorder, tools: ListedTool[], config: R
  * stays a hang, whenever its reply came.
  */
 export function adoptLateReplies(rec: Recorder, tools: ListedTool[]): void {
-  const late = new Map<unknown, { atMs: number; message: unknown }>();
-  for (const l of rec.session.wire.lateResponses) late.set(l.id, l);
+  // Request ids restart with each start of the server: a late reply belongs to its own session's call.
+  const late = new Map<Session, Map<unknown, { atMs: number; message: unknown }>>();
+  for (const s of rec.sessions) late.set(s, new Map(s.wire.lateResponses.map((l) => [l.id, l])));
   for (const call of rec.calls) {
-    const l = late.get(call.exchange.id);
+    const l = late.get(rec.sessionOf(call))?.get(call.exchange.id);
     if (!l || call.exchange.reply.kind !== 'hang' || !NOT_JSON_PROBES.has(call.probe)) continue;
     call.exchange.reply = readResponse(l.message as Record<string, unknown>);
     call.exchange.durationMs = l.atMs - call.exchange.startedAtMs;
@@ -238,7 +240,7 @@ async function probeAll(rec: Recorder, tools: ListedTool[], config: ResolvedConf
         });
         entry.sent.push(v.probe);
         const cls = call.classification?.class;
-        if (cls === 'exited' || rec.session.exited) {
+        if ((cls === 'exited' || rec.session.exited) && !(await rec.revive())) {
           run.stopped = { reason: 'server-gone', notReached: notReached(chosen, i, tool.name, lp) };
           return run;
         }
@@ -249,7 +251,7 @@ async function probeAll(rec: Recorder, tools: ListedTool[], config: ResolvedConf
         if (cls === 'hang' || cls === 'protocol-error') {
           const { alive, exchange } = await rec.session.alive(hangMs);
           rec.add('liveness', exchange, { tool: tool.name });
-          if (!alive) {
+          if (!alive && !(rec.session.exited && (await rec.revive()))) {
             run.stopped = { reason: 'server-gone', notReached: notReached(chosen, i, tool.name, lp) };
             return run;
           }

@@ -37,16 +37,19 @@ export async function gatherProtocolErrors(rec: Recorder, timeoutMs: number): Pr
 }
 
 async function sendAll(rec: Recorder, run: ProtocolRun, timeoutMs: number): Promise<ProtocolRun> {
-  const s = rec.session;
-  const live = async () => rec.add('liveness', (await s.alive(timeoutMs)).exchange);
+  // A server that exited on one probe is started again for the next (SPEC section 3 step 3): the
+  // exit stays the finding of the probe that caused it.
+  const gone = async () => !(await rec.revive());
+  const live = async () => rec.add('liveness', (await rec.session.alive(timeoutMs)).exchange);
 
   rec.progress({ phase: 'protocol-errors' });
-  rec.add('unknown-method', await s.request(UNKNOWN_METHOD, {}, timeoutMs));
-  if (s.exited) return run;
+  rec.add('unknown-method', await rec.session.request(UNKNOWN_METHOD, {}, timeoutMs));
+  if (await gone()) return run;
   await live();
 
   for (const method of NOTIFICATIONS) {
-    if (s.exited) return run;
+    if (await gone()) return run;
+    const s = rec.session;
     const before = s.wire.strayResponses.length;
     const sent = await s.notify(method);
     await new Promise((r) => setTimeout(r, NOTIFICATION_WINDOW_MS));
@@ -56,15 +59,15 @@ async function sendAll(rec: Recorder, run: ProtocolRun, timeoutMs: number): Prom
     run.notifications.push({ method, sent, replies, followUpSeq: follow.seq });
   }
 
-  if (s.exited) return run;
-  const unknown = await s.request('tools/call', { name: UNKNOWN_TOOL, arguments: {} }, timeoutMs);
+  if (await gone()) return run;
+  const unknown = await rec.session.request('tools/call', { name: UNKNOWN_TOOL, arguments: {} }, timeoutMs);
   // Recorded like any tools/call (arguments, reply class), so that its finding replays.
   rec.add('unknown-tool', unknown, { tool: UNKNOWN_TOOL, arguments: {}, classification: rec.classify(unknown.reply, []) });
-  if (s.exited) return run;
+  if (await gone()) return run;
   await live();
-  if (s.exited) return run;
-  rec.add('array-params', await s.request('tools/call', [], timeoutMs));
-  if (s.exited) return run;
+  if (await gone()) return run;
+  rec.add('array-params', await rec.session.request('tools/call', [], timeoutMs));
+  if (await gone()) return run;
   await live();
   return run;
 }

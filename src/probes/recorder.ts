@@ -4,7 +4,7 @@
  */
 import { classifyReply } from '../classify.js';
 import { scanSecrets, type SecretSet } from '../secrets.js';
-import type { Session } from '../target/session.js';
+import type { OpenFailure, Session } from '../target/session.js';
 import type { Exchange, RequestOptions } from '../target/wire.js';
 import type { Classification, ProbeCall, Reply } from '../types.js';
 
@@ -21,27 +21,85 @@ export interface Progress {
   calls: number;
 }
 
+/** Most times a server that exited is started again in one audit; past it, the server is gone. */
+export const MAX_RESTARTS = 8;
+
+/** One start of the server after it exited: after which call, and whether it came back. */
+export interface Restart {
+  /** seq of the last call recorded before the restart (the one the server exited on, usually). */
+  afterSeq: number;
+  ok: boolean;
+  /** Why the new start failed, in words. */
+  failure?: string;
+}
+
 export class Recorder {
   readonly calls: ProbeCall[] = [];
+  /** Every session of the audit, the first one first: one more per restart that succeeded. */
+  readonly sessions: Session[];
+  /** Each restart attempted, in order. */
+  readonly restarts: Restart[] = [];
+  /** The session each call (by seq) went to. */
+  private readonly startOf = new Map<number, Session>();
   /** The phase last announced, repeated with each call's probe. */
   private current: Omit<Progress, 'calls'> = { phase: 'starting' };
 
   /**
    * `secrets`: what every reply is scanned for (SPEC section 5 secret-echo); every recorded reply,
-   * whatever the call, goes through the one scanner.
+   * whatever the call, goes through the one scanner. `restart` starts the server again with the
+   * same settings and handshake (SPEC section 3 step 3); without it a server that exits stays gone.
    */
   constructor(
-    readonly session: Session,
+    session: Session,
     private readonly onProgress?: (p: Progress) => void,
     private readonly secrets: SecretSet = { env: {}, user: {} },
-  ) {}
+    private readonly restart?: () => Promise<Session | OpenFailure>,
+  ) {
+    this.sessions = [session];
+  }
+
+  /** The session calls go to: the latest start of the server. */
+  get session(): Session {
+    return this.sessions[this.sessions.length - 1]!;
+  }
+
+  /**
+   * Makes sure a server is there to call: when the current one has exited, starts it again (at most
+   * {@link MAX_RESTARTS} times per audit). Resolves to true when a live session is there, false
+   * when the server is gone for good. Never rejects.
+   */
+  async revive(): Promise<boolean> {
+    if (!this.session.exited) return true;
+    if (!this.restart || this.restarts.length >= MAX_RESTARTS) return false;
+    const afterSeq = this.calls.length;
+    this.onProgress?.({ ...this.current, phase: `${this.current.phase} (restarting the server)`, calls: this.calls.length });
+    let next: Session | OpenFailure;
+    try {
+      next = await this.restart();
+    } catch (err) {
+      next = { message: err instanceof Error ? err.message : String(err) } as OpenFailure;
+    }
+    if (!('handshake' in next)) {
+      this.restarts.push({ afterSeq, ok: false, failure: next.message });
+      return false;
+    }
+    this.sessions.push(next);
+    this.restarts.push({ afterSeq, ok: true });
+    return true;
+  }
 
   /** Appends a call made outside {@link Recorder.toolCall} (liveness, protocol probes). */
   add(probe: string, exchange: Exchange, extra: Partial<ProbeCall> = {}): ProbeCall {
     const call: ProbeCall = { seq: this.calls.length + 1, probe, exchange, ...extra };
     this.rescan(call);
     this.calls.push(call);
+    this.startOf.set(call.seq, this.session);
     return call;
+  }
+
+  /** The session (start of the server) a recorded call went to; request ids restart with each. */
+  sessionOf(call: ProbeCall): Session {
+    return this.startOf.get(call.seq) ?? this.session;
   }
 
   /** Scans a call's reply for secrets again (after its reply was replaced by a late one). */

@@ -6,7 +6,7 @@
  * are sent; a value the schema would accept is never sent, so a server is never called lenient for
  * accepting valid input (STYLE, the Schemathesis lesson).
  */
-import { compileSchema, forbidsExtra, propertiesOf, requiredOf, type PropertyInfo } from '../schema.js';
+import { compileSchema, propertiesOf, requiredOf, type PropertyInfo } from '../schema.js';
 import {
   OBJECT_FOR_STRING,
   UNEXPECTED_KEY,
@@ -94,10 +94,6 @@ export function planProbes(tool: ListedTool): { plan: (PlannedProbe & { invalidB
       }
       candidates.push({ probe: 'nested-item', args, target: withItemRequired.map((p) => `${p.name}[0]`).join(',') });
     }
-  }
-  if (required.length > 0) candidates.push({ probe: 'no-arguments', args: undefined, target: '(root)' });
-  if (forbidsExtra(tool.inputSchema) && valid) {
-    candidates.push({ probe: 'extra-only', args: { ...valid, [UNEXPECTED_KEY]: UNEXPECTED_VALUE }, target: UNEXPECTED_KEY });
   }
   const plan = candidates
     .map((c) => ({ ...c, invalidBecause: compiled.validate(c.args === undefined ? {} : c.args) }))
@@ -195,7 +191,9 @@ export async function gatherRobustInput(rec: Recorder, tools: ListedTool[], conf
       const call = await watched(sandbox, send, { graceMs: p.probe === 'read-only-no-args' ? EFFECT_GRACE_MS : 0 });
       entry.probes.push(p.probe);
       const cls = call.classification?.class;
-      if (cls === 'exited' || rec.session.exited) {
+      // The exit is this probe's finding; the server is started again for the rest (SPEC section 3
+      // step 3), so that crashing never spares a server the probes after it.
+      if ((cls === 'exited' || rec.session.exited) && !(await rec.revive())) {
         stop('server-gone', i + 1, tool.name, rest());
         break toolLoop;
       }
@@ -203,12 +201,12 @@ export async function gatherRobustInput(rec: Recorder, tools: ListedTool[], conf
         stop('three-hangs', i + 1, tool.name, rest());
         break toolLoop;
       }
-      if (cls === 'protocol-error' && !(await liveness(tool.name))) {
+      if (cls === 'protocol-error' && !(await liveness(tool.name)) && !(rec.session.exited && (await rec.revive()))) {
         stop('server-gone', i + 1, tool.name, rest());
         break toolLoop;
       }
     }
-    if (calls.length > 0 && !(await liveness(tool.name))) {
+    if (calls.length > 0 && !(await liveness(tool.name)) && !(rec.session.exited && (await rec.revive()))) {
       stop('server-gone', i + 1);
       break;
     }
@@ -224,7 +222,7 @@ export async function gatherRobustInput(rec: Recorder, tools: ListedTool[], conf
       const reply = call.exchange.reply;
       // What a valid call returned, beside which the limits probes' item counts are read.
       if (call.classification?.class === 'accepted' && reply.kind === 'response') call.items = countItems(reply.result);
-      if (call.classification?.class === 'exited' || rec.session.exited) {
+      if ((call.classification?.class === 'exited' || rec.session.exited) && !(await rec.revive())) {
         run.stopped = { reason: 'server-gone', notReached: [] };
         break;
       }

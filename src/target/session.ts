@@ -77,6 +77,8 @@ export interface OpenOptions {
   transcriptPath?: string;
   /** Secrets kept out of the transcript. */
   redactor?: Redactor;
+  /** Append to the transcript rather than start it afresh (a restart of the same audit). */
+  appendTranscript?: boolean;
 }
 
 /** One tools/list page request and its exchange. */
@@ -109,7 +111,7 @@ export class Session {
    */
   static async open(target: StdioTargetSpec | HttpTargetSpec, options: OpenOptions): Promise<Session | OpenFailure> {
     // One transcript across attempts, so a restart does not erase the first exchange.
-    const transcript = new Transcript(options.transcriptPath, options.redactor);
+    const transcript = new Transcript(options.transcriptPath, options.redactor, options.appendTranscript === true);
     const first = await Session.attempt(target, options, 'auto', transcript);
     if (first instanceof Session) return first;
     let result: Session | Attempted = first;

@@ -10,14 +10,16 @@ export class Transcript {
   private fd: number | undefined;
 
   /**
-   * Opens `path` for writing (truncating it); no path means no transcript. Secrets known to
-   * `redactor` never reach the file. Throws on an unwritable path.
+   * Opens `path` for writing (truncating it, or appending with `append`: a restarted server's
+   * messages follow the first start's); no path means no transcript. Secrets known to `redactor`
+   * never reach the file. Throws on an unwritable path.
    */
   constructor(
     path?: string,
     private readonly redactor: Redactor = new Redactor(),
+    append = false,
   ) {
-    if (path) this.fd = openSync(path, 'w');
+    if (path) this.fd = openSync(path, append ? 'a' : 'w');
   }
 
   /** Appends one message. `atMs` is ms since the session started. */

@@ -101,6 +101,8 @@ export class WireTransport implements Transport {
    * it was matched to; `message` is always as the server sent it).
    */
   readonly lateResponses: { atMs: number; message: unknown; id: number }[] = [];
+  /** Late answers (see {@link WireTransport.lateResponses}) past the line limit, dropped unread. */
+  readonly lateOversized: { atMs: number; id: number; bytes: number }[] = [];
   /** Set by the session once the SDK client has finished the handshake; from then on every response is the wire's. */
   handshakeDone = false;
   /** The `_meta` envelope the Client attached to its requests (2026-07-28 era); reused on ours. */
@@ -123,6 +125,15 @@ export class WireTransport implements Transport {
     });
     inner.onmessage = (message) => this.route(message);
     inner.onOversized = (id, bytes) => {
+      if (this.abandoned.has(id)) {
+        // A late answer to a request sealmark stopped waiting for, too long to read: it was asked
+        // for, so it is neither stdout noise nor a stray; the call stays a hang.
+        this.abandoned.delete(id);
+        this.abandonedRaw = this.abandonedRaw.filter((x) => x !== id);
+        this.answered.add(id);
+        this.lateOversized.push({ atMs: this.inner.now(), id, bytes });
+        return true;
+      }
       if (!this.pending.has(id)) return false;
       this.settle(id, { kind: 'malformed', problem: `reply of ${bytes} bytes exceeds the ${MAX_LINE_BYTES} byte line limit and was dropped unread`, raw: null });
       return true;

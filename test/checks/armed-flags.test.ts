@@ -20,7 +20,7 @@ import type { ListedTool } from '../../src/types.js';
 const STATIC_ONLY = {
   checks: {
     ...LATER_PACKS_OFF,
-    'robust-input': { enabled: false },
+    'robust-input': { enabled: false }, 'strict-arguments': { enabled: false },
     'protocol-errors': { enabled: false },
     'default-call-effects': { enabled: false },
     'filler-call-effects': { enabled: false },

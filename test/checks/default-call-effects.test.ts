@@ -18,7 +18,7 @@ import type { Report, ReportCall } from '../../src/report/build.js';
 
 // --- helpers -------------------------------------------------------------------------------------
 
-const OFF = { checks: { ...LATER_PACKS_OFF, 'robust-input': { enabled: false }, 'protocol-errors': { enabled: false } } };
+const OFF = { checks: { ...LATER_PACKS_OFF, 'robust-input': { enabled: false }, 'strict-arguments': { enabled: false }, 'protocol-errors': { enabled: false } } };
 const ID = 'default-call-effects';
 
 const memo = new Map<string, Promise<Report>>();

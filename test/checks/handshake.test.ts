@@ -2,6 +2,7 @@
  * handshake against real fixture servers (SPEC sections 2, 3 and 5; case C11): noise on stdout,
  * empty and failed listings, exits, silence, spawn failures, pagination and both protocol eras.
  */
+import { INVALID_PROBES } from '../../src/checks/robust-input.js';
 import { describe, expect, it } from 'vitest';
 import { audit } from '../../src/audit.js';
 import { auditFixture, checkOf, findingsOf, graded, LATER_PACKS_OFF } from '../helpers/run.js';
@@ -27,7 +28,8 @@ describe('C11: a console.log banner on stdout', () => {
     const ri = checkOf(r, 'robust-input');
     expect(ri.verdict).toBe('pass');
     expect(toolCalls).toBeGreaterThanOrEqual(5);
-    expect(r.calls.filter((c) => c.method === 'tools/call').every((c) => c.class === 'rejected')).toBe(true);
+    // robust-input's invalid calls are all refused (strict-arguments' valid ones are answered).
+    expect(r.calls.filter((c) => c.method === 'tools/call' && INVALID_PROBES.has(c.probe)).every((c) => c.class === 'rejected')).toBe(true);
   });
 });
 
@@ -39,7 +41,7 @@ describe('target cannot be audited', () => {
     expect(r.status).toBe('not-audited');
     expect(r.notAudited?.reason).toBe('empty-tools');
     // Every check but handshake, of every pack (core, effects, limits, design, secrets), in report order.
-    const others = ['robust-input', 'protocol-errors', 'tool-schemas', 'armed-flags', 'default-call-effects', 'filler-call-effects', 'hidden-params', 'bounded-limits', 'oversized-input', 'concurrency', 'annotations', 'tool-naming', 'idempotency-key', 'two-step-writes', 'secret-echo'];
+    const others = ['robust-input', 'strict-arguments', 'protocol-errors', 'tool-schemas', 'armed-flags', 'default-call-effects', 'filler-call-effects', 'hidden-params', 'bounded-limits', 'oversized-input', 'concurrency', 'annotations', 'tool-naming', 'idempotency-key', 'two-step-writes', 'secret-echo'];
     expect(r.notAudited?.notChecked).toEqual(others);
     for (const id of others) expect(checkOf(r, id).verdict).toBe('n/a');
     expect(r.grade.letter).toBe('F');
@@ -130,7 +132,7 @@ describe('listing and negotiation', () => {
   });
 
   it('a legacy server reports its negotiated version in report.protocol', async () => {
-    const r = await auditFixture('many-tools.mjs', { checks: { ...LATER_PACKS_OFF, 'robust-input': { enabled: false }, 'protocol-errors': { enabled: false } } });
+    const r = await auditFixture('many-tools.mjs', { checks: { ...LATER_PACKS_OFF, 'robust-input': { enabled: false }, 'strict-arguments': { enabled: false }, 'protocol-errors': { enabled: false } } });
     expect(r.protocol).toEqual({ version: '2025-11-25', era: 'legacy', server: { name: 'many-tools-fixture', version: '1.0.0' } });
     expect(checkOf(r, 'handshake').verdict).toBe('pass');
     expect(findingsOf(r, 'handshake', 'negotiated')[0]!.message).toBe('negotiated 2025-11-25 (legacy) with many-tools-fixture 1.0.0');

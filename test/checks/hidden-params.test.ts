@@ -11,7 +11,7 @@ import { credentialLike } from '../../src/checks/hidden-params.js';
 
 const STATIC_ONLY = {
   ...LATER_PACKS_OFF,
-  'robust-input': { enabled: false },
+  'robust-input': { enabled: false }, 'strict-arguments': { enabled: false },
   'protocol-errors': { enabled: false },
   'default-call-effects': { enabled: false },
   'filler-call-effects': { enabled: false },

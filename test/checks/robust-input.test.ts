@@ -23,6 +23,7 @@ import type { ListedTool } from '../../src/types.js';
 const ONLY_ROBUST = {
   checks: {
     'protocol-errors': { enabled: false },
+    'strict-arguments': { enabled: false },
     'bounded-limits': { enabled: false },
     'oversized-input': { enabled: false },
     concurrency: { enabled: false },
@@ -92,17 +93,17 @@ describe('correct-sdk.mjs (official v1 SDK, zod .strict())', () => {
   it('sends the applicable probes to each tool, and every core probe overall', () => {
     const set = (tool: string) => new Set(toolCalls(r, tool).map((c) => c.probe));
     expect(set('create_ticket')).toEqual(
-      new Set(['missing-required', 'wrong-types', 'nulls', 'extra-argument', 'string-as-object', 'no-arguments', 'extra-only']),
+      new Set(['missing-required', 'wrong-types', 'nulls', 'extra-argument', 'string-as-object']),
     );
     // rows is a required array of objects: nested-string and nested-item; no string argument, so no string-as-object.
     expect(set('import_rows')).toEqual(
-      new Set(['missing-required', 'wrong-types', 'nulls', 'extra-argument', 'nested-string', 'nested-item', 'no-arguments', 'extra-only']),
+      new Set(['missing-required', 'wrong-types', 'nulls', 'extra-argument', 'nested-string', 'nested-item']),
     );
     expect(set('set_mode')).toEqual(
-      new Set(['missing-required', 'wrong-types', 'nulls', 'extra-argument', 'string-as-object', 'no-arguments', 'extra-only']),
+      new Set(['missing-required', 'wrong-types', 'nulls', 'extra-argument', 'string-as-object']),
     );
     expect(set('store_stats')).toEqual(
-      new Set(['missing-required', 'wrong-types', 'nulls', 'extra-argument', 'string-as-object', 'no-arguments', 'extra-only']),
+      new Set(['missing-required', 'wrong-types', 'nulls', 'extra-argument', 'string-as-object']),
     );
     expect(set('ping_store')).toEqual(new Set(['read-only-no-args']));
     const sent = new Set(r.calls.map((c) => c.probe));
@@ -114,8 +115,6 @@ describe('correct-sdk.mjs (official v1 SDK, zod .strict())', () => {
     expect(argsOf(callByProbe(r, 'create_ticket', 'nulls'))).toEqual({ title: null, priority: null });
     expect(argsOf(callByProbe(r, 'create_ticket', 'extra-argument'))).toEqual({ title: 12345, priority: 'not-a-valid-value', sm_unexpected: 'sealmark' });
     expect(argsOf(callByProbe(r, 'create_ticket', 'string-as-object'))).toEqual({ title: { x: 1 } });
-    expect(argsOf(callByProbe(r, 'create_ticket', 'no-arguments'))).toBeUndefined();
-    expect(argsOf(callByProbe(r, 'create_ticket', 'extra-only'))).toEqual({ title: 'sealmark', priority: 1, sm_unexpected: 'sealmark' });
     expect(argsOf(callByProbe(r, 'import_rows', 'nested-string'))).toEqual({ rows: 'not-a-valid-value' });
     expect(argsOf(callByProbe(r, 'import_rows', 'nested-item'))).toEqual({ rows: [{}] });
     expect(callByProbe(r, 'import_rows', 'nested-item').invalidBecause).toEqual(["/rows/0 must have required property 'name'"]);
@@ -313,7 +312,7 @@ describe('internal errors', () => {
 describe('exits-on-null.mjs', () => {
   let r: Report;
   beforeAll(async () => {
-    r = await run('exits-on-null.mjs', {});
+    r = await run('exits-on-null.mjs');
   });
 
   it('fails `exited` on the nulls probe', () => {
@@ -328,9 +327,23 @@ describe('exits-on-null.mjs', () => {
     expect(f!.replay).toBe(replayFor('exits-on-null.mjs', 'lookup', { id: null }));
   });
 
-  it('sends nothing after the exit', () => {
-    expect(r.calls.map((c) => c.probe)).toEqual(['tools-list', 'missing-required', 'wrong-types', 'nulls']);
-    expect(checkOf(r, 'protocol-errors').verdict).toBe('n/a');
+  // SPEC section 3 step 3: a server that exited is started again for the remaining probes.
+  it('starts the server again and sends the rest of the probes; the exit stays the nulls finding', () => {
+    expect(r.calls.filter((c) => c.method === 'tools/call').map((c) => c.probe)).toEqual(['missing-required', 'wrong-types', 'nulls', 'extra-argument', 'string-as-object']);
+    expect(r.calls.filter((c) => c.probe === 'extra-argument' || c.probe === 'string-as-object').map((c) => c.class)).toEqual(['rejected', 'rejected']);
+    // The liveness check after the tool's last probe went to the new server, which answered.
+    expect(r.calls.filter((c) => c.probe === 'liveness').map((c) => c.reply.kind)).toEqual(['response']);
+    expect(findingsOf(r, 'robust-input', 'exited')).toHaveLength(1);
+    expect(findingsOf(r, 'robust-input', 'server-gone')).toEqual([]);
+    expect(findingsOf(r, 'robust-input', 'stopped-answering')).toEqual([]);
+  });
+
+  it('runs every later check on the restarted server: none is n/a because of the exit', async () => {
+    const all = await run('exits-on-null.mjs', {});
+    expect(checkOf(all, 'protocol-errors').verdict).not.toBe('n/a');
+    expect(checkOf(all, 'oversized-input').verdict).not.toBe('n/a');
+    expect(checkOf(all, 'concurrency').verdict).not.toBe('n/a');
+    expect(all.calls.some((c) => c.probe === 'unknown-method')).toBe(true);
   });
 });
 
@@ -356,8 +369,7 @@ describe('hangs-on-wrong-type.mjs (hang_ms 500)', () => {
   });
 
   it('stops probing after the third hang, and protocol-errors is n/a rather than blamed', () => {
-    // no-arguments (planned last) is never sent: three hangs stop robust-input at once, without the
-    // per-tool liveness check. protocol-errors does not run after such a stop: its requests would
+    // Three hangs stop robust-input at once, without the per-tool liveness check. protocol-errors does not run after such a stop: its requests would
     // only wait out the hang limit and blame the wrong probe.
     expect(toolCalls(r, 'count').map((c) => c.probe)).toEqual(['missing-required', 'wrong-types', 'nulls', 'extra-argument']);
     expect(r.calls.filter((c) => c.probe === 'liveness' && c.tool === 'count')).toEqual([]);
@@ -372,7 +384,9 @@ describe('hangs-on-wrong-type.mjs (hang_ms 500)', () => {
     const f = findingsOf(r, 'robust-input', 'three-hangs');
     expect(f).toHaveLength(1);
     // count's remaining probe after the third hang was never sent, and is named.
-    expect(f[0]!.data.tools).toBe('count (no-arguments)');
+    // The second tool was never reached.
+    expect(f[0]!.data.tools).toBe('label');
+    expect(checkOf(r, 'robust-input').coverage).toEqual({ judged: ['count'], notJudged: [{ tool: 'label', why: 'not reached: probing stopped after three hangs' }] });
   });
 });
 
@@ -380,7 +394,7 @@ describe('hangs-on-wrong-type.mjs (hang_ms 500)', () => {
 
 describe('config honoured (many-tools.mjs, 25 tools t01..t25)', () => {
   it('max_tools 3: only t01..t03 probed, 22 tools in `beyond-max-tools`, run non-standard', async () => {
-    const r = await run('many-tools.mjs', { checks: { 'robust-input': { max_tools: 3 }, 'protocol-errors': { enabled: false } } });
+    const r = await run('many-tools.mjs', { checks: { 'robust-input': { max_tools: 3 }, 'protocol-errors': { enabled: false }, 'strict-arguments': { enabled: false } } });
     const probed = [...new Set(r.calls.filter((c) => c.method === 'tools/call').map((c) => c.tool))];
     expect(probed).toEqual(['t01', 't02', 't03']);
     const [f] = findingsOf(r, 'robust-input', 'beyond-max-tools');
@@ -389,6 +403,11 @@ describe('config honoured (many-tools.mjs, 25 tools t01..t25)', () => {
     expect(f!.data.max).toBe(3);
     expect(f!.message.startsWith('22 tools beyond max_tools (3) were not probed: t04, t05,')).toBe(true);
     expect(checkOf(r, 'robust-input').verdict).toBe('pass');
+    // Coverage is honest: 3 of 25 judged, the 22 others listed as not judged.
+    const cov = checkOf(r, 'robust-input').coverage!;
+    expect(cov.judged).toEqual(['t01', 't02', 't03']);
+    expect(cov.notJudged).toHaveLength(22);
+    expect(cov.notJudged[0]).toEqual({ tool: 't04', why: 'beyond max_tools (3)' });
     expect(r.standard).toBe(false);
     expect(r.nonStandardKeys).toContain('checks.robust-input.max_tools');
   });
@@ -396,16 +415,21 @@ describe('config honoured (many-tools.mjs, 25 tools t01..t25)', () => {
   it('skip_tools: skipped tools get no call; the next ones fill max_tools', async () => {
     const r = await run('many-tools.mjs', {
       skip_tools: ['t02', 't04'],
-      checks: { 'robust-input': { max_tools: 3 }, 'protocol-errors': { enabled: false } },
+      checks: { 'robust-input': { max_tools: 3 }, 'protocol-errors': { enabled: false }, 'strict-arguments': { enabled: false } },
     });
     const probed = [...new Set(r.calls.filter((c) => c.method === 'tools/call').map((c) => c.tool))];
     expect(probed).toEqual(['t01', 't03', 't05']);
     expect(r.calls.some((c) => c.tool === 't02' || c.tool === 't04')).toBe(false);
     expect(findingsOf(r, 'robust-input', 'beyond-max-tools')[0]!.data.count).toBe(20);
+    expect(checkOf(r, 'robust-input').coverage!.notJudged.slice(0, 3)).toEqual([
+      { tool: 't02', why: 'in skip_tools' },
+      { tool: 't04', why: 'in skip_tools' },
+      { tool: 't06', why: 'beyond max_tools (3)' },
+    ]);
   });
 
   it('a default run is standard', async () => {
-    const r = await run('many-tools.mjs', {});
+    const r = await run('many-tools.mjs', { checks: { 'strict-arguments': { enabled: false } } });
     expect(r.standard).toBe(true);
     expect(r.nonStandardKeys).toEqual([]);
     expect(checkOf(r, 'robust-input').verdict).toBe('pass');
@@ -546,14 +570,11 @@ describe('planProbes', () => {
       'string-as-object',
       'nested-string',
       'nested-item',
-      'no-arguments',
-      'extra-only',
     ]);
     const byProbe = Object.fromEntries(plan.map((p) => [p.probe, p.args]));
     expect(byProbe['wrong-types']).toEqual({ name: 12345, rows: 12345 });
     expect(byProbe['nested-string']).toEqual({ name: 'sealmark', rows: 'not-a-valid-value' });
     expect(byProbe['nested-item']).toEqual({ name: 'sealmark', rows: [{}] });
-    expect(byProbe['extra-only']).toEqual({ name: 'sealmark', rows: [], sm_unexpected: 'sealmark' });
     const v = compileSchema(schema);
     if (!v.ok) throw new Error('schema should compile');
     for (const p of plan) {
@@ -600,11 +621,11 @@ describe('planProbes', () => {
     });
   });
 
-  it('does not plan extra-only without additionalProperties: false, nor missing-required without required', () => {
-    const probes = planProbes(tool({ type: 'object', properties: { s: { type: 'string' } } })).plan.map((p) => p.probe);
-    expect(probes).not.toContain('extra-only');
-    expect(probes).not.toContain('missing-required');
-    expect(probes).not.toContain('no-arguments');
+  it('plans only schema-invalid calls: never missing-required without required, never no-arguments or extra-only (strict-arguments sends those)', () => {
+    const loose = planProbes(tool({ type: 'object', properties: { s: { type: 'string' } } })).plan.map((p) => p.probe);
+    expect(loose).not.toContain('missing-required');
+    const strict = planProbes(tool({ type: 'object', properties: { s: { type: 'string' } }, required: ['s'], additionalProperties: false })).plan.map((p) => p.probe);
+    expect(strict).toEqual(['missing-required', 'wrong-types', 'nulls', 'extra-argument', 'string-as-object']);
   });
 });
 

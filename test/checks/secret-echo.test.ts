@@ -58,10 +58,13 @@ describe('C16: a tool that returns the whole environment', () => {
     const [f] = findingsOf(r, ID, 'env-canary');
     expect(c.findings).toHaveLength(1);
     expect(f!.message).toBe('show_env: the result carries the environment canaries SEALMARK_CANARY_TOKEN, SEALMARK_CANARY_API_KEY: the server hands out its environment');
-    // robust-input's read-only no-argument call and the effects pack's {} call both got it.
+    // robust-input's read-only no-argument call, strict-arguments' `{}` and no-arguments calls and
+    // the effects pack's {} call all got it.
     const calls = f!.evidence.calls!.map((s) => r.calls.find((x) => x.seq === s)!);
     expect(calls.map((x) => [x.probe, x.tool])).toEqual([
       ['read-only-no-args', 'show_env'],
+      ['empty-arguments', 'show_env'],
+      ['no-arguments', 'show_env'],
       ['default-call', 'show_env'],
     ]);
     for (const x of calls) expect(x.secrets).toEqual([

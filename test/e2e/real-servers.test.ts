@@ -33,7 +33,7 @@ import { LATER_PACKS_OFF, auditFixture, checkOf, findingsOf, graded, root } from
 
 const PKG = join(root, 'node_modules', '@modelcontextprotocol');
 const entry = (pkg: string) => join(PKG, pkg, 'dist', 'index.js');
-const CORE = ['handshake', 'robust-input', 'protocol-errors', 'tool-schemas'];
+const CORE = ['handshake', 'robust-input', 'strict-arguments', 'protocol-errors', 'tool-schemas'];
 /** robust-input's schema-invalid probes (src/checks/robust-input.ts INVALID_PROBES). */
 const INVALID = INVALID_PROBES;
 const MARKER_VAR = 'SEALMARK_E2E_MARKER';
@@ -284,6 +284,32 @@ describe('every standard run', () => {
     }
   });
 
+  // strict-arguments on the official SDK servers: the SDK fills a missing `arguments` with {} before
+  // zod runs, so a tool that requires nothing answers it and one that requires something refuses it
+  // naming the parameter; zod strips undeclared keys, but no listed schema says
+  // additionalProperties: false at the root of a read-only tool, so extra-only is never sent.
+  it('strict-arguments pass: no-arguments answered where nothing is required, refused where something is; nothing valid sent to a tool that may write', () => {
+    const expected = {
+      everything: { judged: 8, answered: ['get-env', 'get-resource-links', 'get-resource-reference', 'get-tiny-image'], refused: 4 },
+      filesystem: { judged: 14, answered: ['list_allowed_directories'], refused: 13 },
+      memory: { judged: 9, answered: ['read_graph'], refused: 8 },
+    } as const;
+    for (const [name, r] of Object.entries(runs)) {
+      const c = checkOf(r.report, 'strict-arguments');
+      expect(c.verdict, name).toBe('pass');
+      const calls = r.report.calls.filter((x) => x.probe === 'no-arguments');
+      for (const x of calls) expect('arguments' in (JSON.parse(x.request) as { params: object }).params, name).toBe(false);
+      const want = expected[name as keyof typeof expected];
+      expect(calls.filter((x) => x.class === 'accepted').map((x) => x.tool).sort(), name).toEqual([...want.answered]);
+      expect(calls.filter((x) => x.class === 'rejected').length, name).toBe(want.refused);
+      expect(c.coverage!.judged.length, name).toBe(want.judged);
+      // Valid calls (the controls and extra-only) went only to read-only tools.
+      const listed = listedTools(r) as { name: string; annotations?: { readOnlyHint?: unknown } }[];
+      const readOnly = new Set(listed.filter((t) => t.annotations?.readOnlyHint === true).map((t) => t.name));
+      for (const x of r.report.calls.filter((y) => y.probe === 'empty-arguments' || y.probe === 'valid-arguments' || y.probe === 'extra-only')) expect(readOnly.has(x.tool!), `${name} ${x.tool}`).toBe(true);
+    }
+  });
+
   it('filesystem and memory leave no process behind', () => {
     expectNoProcessLeft(runs.filesystem);
     expectNoProcessLeft(runs.memory);
@@ -296,8 +322,8 @@ describe('every standard run', () => {
     expectNoProcessLeft(runs.everything);
   });
 
-  it('grades: core 87.5 % everywhere; effects 50 / 75 / 100 %; limits 66.7 / 50 / 100 %; design 83.3 / 83.3 / 75 %; secrets 0 / 100 / 100 %; overall the mean of the packs', () => {
-    // core, each server: handshake 1 + robust-input 1 + protocol-errors 0.5 + tool-schemas 1 = 3.5 / 4 = 87.5 %.
+  it('grades: core 90 % everywhere; effects 50 / 75 / 100 %; limits 66.7 / 50 / 100 %; design 83.3 / 83.3 / 75 %; secrets 0 / 100 / 100 %; overall the mean of the packs', () => {
+    // core, each server: handshake 1 + robust-input 1 + strict-arguments 1 + protocol-errors 0.5 + tool-schemas 1 = 4.5 / 5 = 90 %.
     // effects, everything: armed-flags 1 + default-call-effects 0 + filler-call-effects 0 + hidden-params 1 = 2 / 4 = 50 %;
     // effects, filesystem: armed-flags 0 + default-call-effects 1 + filler-call-effects 1 + hidden-params 1 = 3 / 4 = 75 %;
     // effects, memory: armed-flags 1 + default-call-effects 1 + hidden-params 1 = 3 / 3 = 100 % (filler-call-effects n/a).
@@ -312,14 +338,14 @@ describe('every standard run', () => {
     //   simulate-research-query, filesystem's edit_file and move_file, memory's create/add tools);
     //   two-step-writes n/a on everything and filesystem (no irreversible name), 0.5 on memory (the
     //   three delete_ tools act in one step). everything and filesystem 2.5 / 3 = 83.3 %, memory 3 / 4 = 75 %.
-    // overall (the mean of the packs as shown): everything (87.5 + 50 + 66.7 + 83.3 + 0) / 5 = 57.5 → F
-    //   (below the D cap); filesystem (87.5 + 75 + 50 + 83.3 + 100) / 5 = 79.16 → 79.2 → C;
-    //   memory (87.5 + 100 + 100 + 75 + 100) / 5 = 92.5 → A.
-    const expected = { everything: [50, 66.7, 83.3, 0, 57.5, 'F'], filesystem: [75, 50, 83.3, 100, 79.2, 'C'], memory: [100, 100, 75, 100, 92.5, 'A'] } as const;
+    // overall (the mean of the packs as shown): everything (90 + 50 + 66.7 + 83.3 + 0) / 5 = 58 → F
+    //   (below the D cap); filesystem (90 + 75 + 50 + 83.3 + 100) / 5 = 79.66 → 79.7 → C;
+    //   memory (90 + 100 + 100 + 75 + 100) / 5 = 93 → A.
+    const expected = { everything: [50, 66.7, 83.3, 0, 58, 'F'], filesystem: [75, 50, 83.3, 100, 79.7, 'C'], memory: [100, 100, 75, 100, 93, 'A'] } as const;
     for (const [name, r] of Object.entries(runs)) {
       const [effects, limits, design, secrets, percent, letter] = expected[name as keyof typeof expected];
       expect(r.report.grade.packs.map((p) => [p.pack, p.percent]), name).toEqual([
-        ['core', 87.5],
+        ['core', 90],
         ['effects', effects],
         ['limits', limits],
         ['design', design],
@@ -400,14 +426,14 @@ describe('@modelcontextprotocol/server-everything 2026.8.31', () => {
     expect(recv).toContain('notifications/tools/list_changed');
   });
 
-  it('core verdicts: handshake pass, robust-input pass, protocol-errors partial, tool-schemas pass', () => {
-    expect(verdicts(r())).toEqual({ handshake: 'pass', 'robust-input': 'pass', 'protocol-errors': 'partial', 'tool-schemas': 'pass' });
+  it('core verdicts: handshake pass, robust-input pass, strict-arguments pass, protocol-errors partial, tool-schemas pass', () => {
+    expect(verdicts(r())).toEqual({ handshake: 'pass', 'robust-input': 'pass', 'strict-arguments': 'pass', 'protocol-errors': 'partial', 'tool-schemas': 'pass' });
     // handshake: a known version, serverInfo, capabilities.tools, 13 tools, and stdout carried only
     // JSON-RPC ("Starting default (STDIO) server..." goes to stderr).
-    // robust-input: all 43 schema-invalid calls came back as isError results and the server stayed up.
+    // robust-input: all 33 schema-invalid calls came back as isError results and the server stayed up.
     // protocol-errors: only the dropped array-params request is wrong.
     // tool-schemas: 13 draft-07 schemas compile, names match [A-Za-z0-9_.-], one outputSchema compiles.
-    expect(gradedAll(r())).toEqual({ handshake: [], 'robust-input': [], 'protocol-errors': ['no-reply'], 'tool-schemas': [] });
+    expect(gradedAll(r())).toEqual({ handshake: [], 'robust-input': [], 'strict-arguments': [], 'protocol-errors': ['no-reply'], 'tool-schemas': [] });
     expect(r().stderrTail).toContain('Starting default (STDIO) server...');
     expect(findingsOf(r(), 'handshake', 'negotiated')[0]!.message).toBe('negotiated 2025-11-25 (legacy) with mcp-servers/everything 2.0.0');
     expect(checkOf(r(), 'tool-schemas').findings).toEqual([]);
@@ -415,9 +441,9 @@ describe('@modelcontextprotocol/server-everything 2026.8.31', () => {
 
   it('robust-input: every invalid call rejected by zod, naming the parameter the text names', () => {
     const calls = invalidCalls(r());
-    // 37 invalid calls, all rejected with the parameter named (simulate-research-query is not probed:
+    // 33 invalid calls, all rejected with the parameter named (simulate-research-query is not probed:
     // next test). None accepted: the listing below is what sealmark read as accepted.
-    expect(classCounts(calls)).toEqual({ rejected: 37 });
+    expect(classCounts(calls)).toEqual({ rejected: 33 });
     expect(calls.filter((c) => c.class === 'accepted').map((c) => `${c.tool}/${c.probe}`)).toEqual([]);
     // The classifier names exactly the parameters zod's "… at <param>" lines name (re-read here from
     // the raw replies): e.g. get-sum's `a` and `b`, ordinary words that need zod's "at a" context.
@@ -542,12 +568,12 @@ describe('@modelcontextprotocol/server-filesystem 2026.8.31', () => {
     ]);
   });
 
-  it('core verdicts: handshake pass, robust-input pass, protocol-errors partial, tool-schemas pass', () => {
-    expect(verdicts(r())).toEqual({ handshake: 'pass', 'robust-input': 'pass', 'protocol-errors': 'partial', 'tool-schemas': 'pass' });
-    // robust-input: 79 invalid calls, all isError results naming the parameter; nothing else to report
+  it('core verdicts: handshake pass, robust-input pass, strict-arguments pass, protocol-errors partial, tool-schemas pass', () => {
+    expect(verdicts(r())).toEqual({ handshake: 'pass', 'robust-input': 'pass', 'strict-arguments': 'pass', 'protocol-errors': 'partial', 'tool-schemas': 'pass' });
+    // robust-input: 66 invalid calls, all isError results naming the parameter; nothing else to report
     // (every tool has arguments or is read-only). tool-schemas: all 14 tools declare an outputSchema
     // that compiles, and the one successful call's structuredContent conforms (no finding at all).
-    expect(gradedAll(r())).toEqual({ handshake: [], 'robust-input': [], 'protocol-errors': ['no-reply'], 'tool-schemas': [] });
+    expect(gradedAll(r())).toEqual({ handshake: [], 'robust-input': [], 'strict-arguments': [], 'protocol-errors': ['no-reply'], 'tool-schemas': [] });
     expect(checkOf(r(), 'robust-input').findings).toEqual([]);
     expect(checkOf(r(), 'tool-schemas').findings).toEqual([]);
     expect(r().stderrTail).toContain('Secure MCP Filesystem Server running on stdio');
@@ -555,7 +581,7 @@ describe('@modelcontextprotocol/server-filesystem 2026.8.31', () => {
 
   it('robust-input: every invalid call rejected, nested items included', () => {
     const calls = invalidCalls(r());
-    expect(classCounts(calls)).toEqual({ rejected: 79 });
+    expect(classCounts(calls)).toEqual({ rejected: 66 });
     for (const n of namedCheck(runs.filesystem)) expect([n.cls, n.named], `#${n.seq} ${n.tool}/${n.probe}`).toEqual(['rejected', n.zod]);
     // edit_file's edits[0] without oldText is caught item-deep ("at edits[0].oldText"): the nested
     // validation works, and the classifier names the top-level `edits`.
@@ -644,12 +670,12 @@ describe('@modelcontextprotocol/server-memory 2026.8.31', () => {
     ]);
   });
 
-  it('core verdicts: handshake pass, robust-input pass, protocol-errors partial, tool-schemas pass', () => {
-    expect(verdicts(r())).toEqual({ handshake: 'pass', 'robust-input': 'pass', 'protocol-errors': 'partial', 'tool-schemas': 'pass' });
-    // robust-input: 51 invalid calls rejected (arrays of objects checked item-deep); read_graph's
+  it('core verdicts: handshake pass, robust-input pass, strict-arguments pass, protocol-errors partial, tool-schemas pass', () => {
+    expect(verdicts(r())).toEqual({ handshake: 'pass', 'robust-input': 'pass', 'strict-arguments': 'pass', 'protocol-errors': 'partial', 'tool-schemas': 'pass' });
+    // robust-input: 43 invalid calls rejected (arrays of objects checked item-deep); read_graph's
     // valid {} call answered. tool-schemas: 9 outputSchemas compile; read_graph's structuredContent
     // {"entities":[],"relations":[]} conforms.
-    expect(gradedAll(r())).toEqual({ handshake: [], 'robust-input': [], 'protocol-errors': ['no-reply'], 'tool-schemas': [] });
+    expect(gradedAll(r())).toEqual({ handshake: [], 'robust-input': [], 'strict-arguments': [], 'protocol-errors': ['no-reply'], 'tool-schemas': [] });
     expect(checkOf(r(), 'robust-input').findings).toEqual([]);
     expect(checkOf(r(), 'tool-schemas').findings).toEqual([]);
     expect(r().stderrTail).toContain('Knowledge Graph MCP Server running on stdio');
@@ -657,7 +683,7 @@ describe('@modelcontextprotocol/server-memory 2026.8.31', () => {
 
   it('robust-input: every invalid call rejected; nested-item names the array', () => {
     const calls = invalidCalls(r());
-    expect(classCounts(calls)).toEqual({ rejected: 51 });
+    expect(classCounts(calls)).toEqual({ rejected: 43 });
     for (const n of namedCheck(runs.memory)) expect([n.cls, n.named], `#${n.seq} ${n.tool}/${n.probe}`).toEqual(['rejected', n.zod]);
     // The five array-of-object tools each got nested-string and nested-item (one required field of
     // the first item left out); delete_entities (an array of strings) did not.
@@ -718,8 +744,9 @@ describe('the secrets pack on the reference servers', () => {
     expect(checkOf(r, 'secret-echo').verdict).toBe('fail');
     const found = checkOf(r, 'secret-echo').findings;
     expect(found.map((f) => [f.messageId, f.tool, f.data.name, f.data.where])).toEqual([['env-canary', 'get-env', 'SEALMARK_CANARY_TOKEN, SEALMARK_CANARY_API_KEY', 'result']]);
-    // robust-input's read-only call and the effects pack's {} call both got the dump.
-    expect(found[0]!.evidence.calls!.map((s) => r.calls.find((c) => c.seq === s)!.probe)).toEqual(['read-only-no-args', 'default-call']);
+    // robust-input's read-only call, strict-arguments' `{}` and no-arguments calls, and the effects
+    // pack's {} call all got the dump.
+    expect(found[0]!.evidence.calls!.map((s) => r.calls.find((c) => c.seq === s)!.probe)).toEqual(['read-only-no-args', 'empty-arguments', 'no-arguments', 'default-call']);
     // The dump is in the report, with the canaries' values redacted, and in no output in clear.
     const env = JSON.parse(textOf(toolCalls(r).find((c) => c.tool === 'get-env')!)) as Record<string, string>;
     expect(env.SEALMARK_CANARY_TOKEN).toBe('[redacted:SEALMARK_CANARY_TOKEN]');
@@ -1030,7 +1057,7 @@ describe('replayed real replies', () => {
     // The fixture sends {"method":"roots/list","id":0} on notifications/roots/list_changed, as the
     // real server does. It is a request, not an answer to the notification: protocol-errors passes,
     // and sealmark answered it with -32601 (it declared no roots), which the fixture logs.
-    expect(verdicts(r)).toEqual({ handshake: 'pass', 'robust-input': 'pass', 'protocol-errors': 'pass', 'tool-schemas': 'pass' });
+    expect(verdicts(r)).toEqual({ handshake: 'pass', 'robust-input': 'pass', 'strict-arguments': 'pass', 'protocol-errors': 'pass', 'tool-schemas': 'pass' });
     expect(findingsOf(r, 'protocol-errors', 'notification-answered')).toEqual([]);
     expect(r.stderrTail).toContain('Failed to request roots from client: MCP error -32601: Method not found');
     expect(r.coverage.tools).toEqual([{ name: 'list_allowed_directories', level: 'exercised' }]);
@@ -1039,7 +1066,7 @@ describe('replayed real replies', () => {
   it('real-everything-annotated-error: invalid calls rejected, as by the real server', async () => {
     const r = await auditFixture('real-everything-annotated-error.mjs');
     expect(verdicts(r)).toMatchObject({ 'robust-input': 'pass' });
-    expect(classCounts(invalidCalls(r))).toEqual({ rejected: 6 });
+    expect(classCounts(invalidCalls(r))).toEqual({ rejected: 5 });
   });
 
   // A VALID call {"messageType":"error"} gets a normal success whose text is "Error: Operation

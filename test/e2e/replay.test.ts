@@ -90,6 +90,8 @@ const AUDITS = {
   unknownTool: { server: [NODE, ANY_TOOL] },
   // secret-echo, the argument canary: login quotes its arguments, password included.
   echoPassword: { server: [NODE, fixture('secrets/echo_password.mjs')] },
+  // strict-arguments: a call without `arguments` refused by a zero-argument read tool.
+  strict: { server: [NODE, fixture('strict/strict-arguments.mjs')] },
 } satisfies Record<string, AuditSpec>;
 type AuditKey = keyof typeof AUDITS;
 
@@ -142,6 +144,13 @@ interface Case {
 
 const CASES: Case[] = [
   { check: 'robust-input', audit: 'demo', messageId: 'internal-error' },
+  {
+    check: 'strict-arguments',
+    audit: 'strict',
+    messageId: 'refused-no-arguments',
+    // The replay omits --args, so `call` sends params without `arguments`, as the probe did.
+    extra: ({ line }) => expect(line).not.toContain('--args'),
+  },
   { check: 'default-call-effects', audit: 'demo', messageId: 'effect', effect: true },
   // Findings drawn from more than one call replay their first: here count 0 (count 1 is the second).
   { check: 'bounded-limits', audit: 'demo', messageId: 'zero-unlimited' },

@@ -94,6 +94,20 @@ describe('WireTransport.request', () => {
     expect(w.strayResponses.map((s) => s.message)).toEqual([late]);
   });
 
+  // Seen on server-filesystem under load: the reply to the 100,000-path oversized probe, 23.8 MB,
+  // came after the hang limit and was counted as stdout noise (handshake partial).
+  it('takes a late reply past the line limit as that request\'s late answer, not stdout noise', async () => {
+    const { w, inner } = wire();
+    const ex = await w.request('tools/call', { name: 'slow' }, 30);
+    expect(ex.reply.kind).toBe('hang');
+    expect(inner.onOversized!(ex.id, 23_800_099)).toBe(true);
+    expect(w.lateOversized).toEqual([{ atMs: expect.any(Number), id: ex.id, bytes: 23_800_099 }]);
+    expect(w.strayResponses).toEqual([]);
+    // An oversized line naming an id never sent (or answered already) is still the transport's noise.
+    expect(inner.onOversized!(ex.id, 100)).toBe(false);
+    expect(inner.onOversized!(9999, 100)).toBe(false);
+  });
+
   it('stops waiting when the signal aborts, and keeps the later reply as late', async () => {
     const { w, inner } = wire();
     const stop = new AbortController();
