@@ -4,6 +4,7 @@
  * defaults applied, and the verb its name starts with, from one table of read verbs and write verbs.
  */
 import { wordsOf } from './words.js';
+import { propertiesOf } from './schema.js';
 import type { ListedTool } from './types.js';
 
 /**
@@ -11,6 +12,18 @@ import type { ListedTool } from './types.js';
  */
 export const READ_VERBS: readonly string[] = [
   'get', 'list', 'search', 'find', 'read', 'fetch', 'describe', 'show', 'query', 'lookup', 'view', 'inspect', 'browse', 'count', 'check', 'validate', 'preview', 'explain', 'resolve',
+  // Pure functions of their input: they compute an answer and change nothing (SPEC section 5, the
+  // query sense: `decode_token`, `jwt_decode`, `calculate_distance`).
+  'decode', 'parse', 'verify', 'calculate', 'compute', 'compare', 'diff',
+];
+
+/**
+ * Nouns after `add` (or `subtract`) that give it its arithmetic sense (SPEC section 5: `add_time`
+ * adds a duration to a date, it stores nothing): such a name carries no write verb.
+ */
+export const ARITHMETIC_OBJECTS: readonly string[] = [
+  'time', 'times', 'duration', 'durations', 'date', 'dates', 'days', 'hours', 'minutes', 'seconds', 'weeks', 'months', 'years', 'interval', 'offset',
+  'number', 'numbers', 'integers', 'values', 'two', 'nums',
 ];
 
 /** Destroying verbs (SPEC section 5 tool-naming): a tool named with one must not state `destructiveHint: false`. */
@@ -40,15 +53,26 @@ export interface NameVerb {
  * The verb of a tool name: the first word of its last dotted or slashed segment (snake_case,
  * camelCase and kebab-case alike, so `notes.delete` reads delete and `github.create_issue` reads
  * create), when that word is in the read or write table; undefined otherwise (`simulate-research-query`
- * starts with no verb of either table, and its `query` is a noun).
+ * starts with no verb of either table, and its `query` is a noun; `add_time` is arithmetic, see
+ * {@link ARITHMETIC_OBJECTS}, as is a bare `add` whose `tool` takes numbers only).
  */
-export function verbOf(name: string): NameVerb | undefined {
+export function verbOf(name: string, tool?: Pick<ListedTool, 'inputSchema'>): NameVerb | undefined {
   const segment = name.split(/[./]/).filter(Boolean).at(-1) ?? name;
-  const w = wordsOf(segment)[0];
+  const words = wordsOf(segment);
+  const w = words[0];
   if (w === undefined) return undefined;
+  // `add_time`, `add_numbers`: arithmetic, not a write (`add` alone is left to the table).
+  if (w === 'add' && words[1] !== undefined && ARITHMETIC_OBJECTS.includes(words[1])) return undefined;
+  // `add(a, b)` with numbers only: the schema says arithmetic.
+  if (w === 'add' && words.length === 1 && tool && numbersOnly(tool.inputSchema)) return undefined;
   if (READ_VERBS.includes(w)) return { verb: w, kind: 'read', destroys: false };
   if (WRITE_VERBS.includes(w)) return { verb: w, kind: 'write', destroys: DESTROY_VERBS.includes(w) };
   return undefined;
+}
+
+function numbersOnly(schema: unknown): boolean {
+  const props = propertiesOf(schema);
+  return props.length > 0 && props.every((p) => p.types.length > 0 && p.types.every((t) => t === 'number' || t === 'integer'));
 }
 
 /** A tool's hints: each as stated (`undefined` when absent) and as the spec's default fills it in. */

@@ -108,8 +108,8 @@ function blanketOf(tools: ListedTool[]): Record<string, string | number> | undef
   // Compared with their keys sorted: the same values pasted in another key order are still pasted.
   const texts = tools.map((t) => (t.annotations ? JSON.stringify(Object.fromEntries(Object.entries(t.annotations).sort(([a], [b]) => a.localeCompare(b)))) : 'null'));
   if (texts[0] === 'null' || texts.some((x) => x !== texts[0])) return undefined;
-  const reads = tools.filter((t) => verbOf(t.name)?.kind === 'read').map((t) => t.name);
-  const writes = tools.filter((t) => verbOf(t.name)?.kind === 'write').map((t) => t.name);
+  const reads = tools.filter((t) => verbOf(t.name, t)?.kind === 'read').map((t) => t.name);
+  const writes = tools.filter((t) => verbOf(t.name, t)?.kind === 'write').map((t) => t.name);
   if (reads.length === 0 || writes.length === 0) return undefined;
   return { count: tools.length, annotations: JSON.stringify(tools[0]!.annotations), reads: reads.join(', '), writes: writes.join(', ') };
 }

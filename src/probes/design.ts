@@ -26,7 +26,7 @@ export const MADE_UP_NUMBER = 900_000_000 + randomBytes(3).readUIntBE(0, 3);
 export function writesNonIdempotently(tool: ListedTool): boolean {
   const h = hintsOf(tool);
   if (h.readOnly || h.idempotent) return false;
-  return h.stated.readOnlyHint === false || verbOf(tool.name)?.kind === 'write';
+  return h.stated.readOnlyHint === false || verbOf(tool.name, tool)?.kind === 'write';
 }
 
 /** The tool's idempotency key property, if it offers one. */

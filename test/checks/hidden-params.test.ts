@@ -19,15 +19,15 @@ const STATIC_ONLY = {
 const ID = 'hidden-params';
 
 describe('hidden-param-leak.mjs (the hiding decorator strips nothing)', () => {
-  it('fails `credential` for get_profile.api_key and search.token, and nothing else by default', async () => {
+  it('partial `credential` for get_profile.api_key and search.token (names alone), and nothing else by default', async () => {
     const r = await auditFixture('effects/hidden-param-leak.mjs', { checks: STATIC_ONLY });
     const c = checkOf(r, ID);
-    expect(c.verdict).toBe('fail');
+    expect(c.verdict).toBe('partial');
     expect(graded(r, ID)).toEqual(['credential']);
     const fs = findingsOf(r, ID, 'credential');
     expect(fs.map((f) => [f.tool, f.data.property, f.level])).toEqual([
-      ['get_profile', 'api_key', 'fail'],
-      ['search', 'token', 'fail'],
+      ['get_profile', 'api_key', 'partial'],
+      ['search', 'token', 'partial'],
     ]);
     expect(fs.map((f) => f.evidence.schemaPaths)).toEqual([['tools[0].inputSchema.properties.api_key'], ['tools[1].inputSchema.properties.token']]);
     expect(fs[0]!.message).toBe('get_profile: `api_key` looks like a credential; a model can read and set it');

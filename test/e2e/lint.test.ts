@@ -74,13 +74,17 @@ describe('sealmark lint', () => {
 
   it('takes --config, --only and gates like audit', () => {
     const cfg = join(dir, 'sealmark.config.json');
-    writeFileSync(cfg, JSON.stringify({ checks: { 'tool-naming': { severity: 'error' } } }));
-    const gated = lintFile(TOOLS, ['--config', cfg, '--only', 'tool-naming,armed-flags']);
+    writeFileSync(cfg, JSON.stringify({ checks: { 'armed-flags': { severity: 'error' } } }));
+    // notify_channel declares default true: a switch its default arms, armed-flags' fail.
+    const armed = [TOOLS[0], { ...TOOLS[1], inputSchema: { ...TOOLS[1]!.inputSchema, properties: { text: { type: 'string' }, notify_channel: { type: 'boolean', default: true } } } }];
+    const gated = lintFile(armed, ['--config', cfg, '--only', 'tool-naming,armed-flags']);
     expect(gated.report!.checks.map((c) => c.id)).toEqual(['armed-flags', 'tool-naming']);
-    // tool-naming fails at severity error: the default gate exits 1.
-    expect(gated.report!.checks.find((c) => c.id === 'tool-naming')!.verdict).toBe('fail');
+    // armed-flags fails at severity error: the default gate exits 1. tool-naming's contradiction
+    // (delete_note stating readOnlyHint true) rests on the name alone: partial.
+    expect(gated.report!.checks.find((c) => c.id === 'armed-flags')!.verdict).toBe('fail');
+    expect(gated.report!.checks.find((c) => c.id === 'tool-naming')!.verdict).toBe('partial');
     expect(gated.code).toBe(1);
-    expect(lintFile(TOOLS, ['--fail-under', 'F']).code).toBe(0);
+    expect(lintFile(armed, ['--fail-under', 'F']).code).toBe(0);
   });
 
   it('the library lint() returns the same report as the command', () => {
