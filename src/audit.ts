@@ -266,7 +266,7 @@ async function auditSpec(
     const live = () => rec.revive();
     if (tools.length > 0 && !listing.problem) {
       if (needs.has('robust-input')) artifacts.robust = await gatherRobustInput(rec, tools, config, sandbox);
-      if (needs.has('strict-arguments') && (await live())) artifacts.strict = await gatherStrictArguments(rec, tools, config, sandbox);
+      if (needs.has('strict-arguments') && !artifacts.robust?.stopped && (await live())) artifacts.strict = await gatherStrictArguments(rec, tools, config, sandbox);
       if (needs.has('effects') && (await live())) {
         artifacts.effects = await gatherEffects(rec, tools, config, { sandbox, all: options.all === true, allowEffects: options.allowEffects === true });
       }

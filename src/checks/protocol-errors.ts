@@ -5,6 +5,7 @@
  * is an error).
  */
 import { whyNotRun, type Check, type CheckMeta } from './check.js';
+import { FIRST_WIRE_ID } from '../target/wire.js';
 import { finding, verdictOf } from './finding.js';
 import type { Finding } from '../types.js';
 
@@ -118,7 +119,14 @@ export const check: Check = {
     }
     // Second or wrong-id answers during the concurrency burst are that check's finding, not this one's.
     const burst = new Set<unknown>([...(a.concurrency?.duplicates.map((d) => d.message) ?? []), ...(a.concurrency?.foreign ?? [])]);
-    const strays = a.strays.filter((s) => !answeredNotes.has(s) && !burst.has(s));
+    // A server that answers notifications answers sealmark's notifications/cancelled too: those
+    // answers (an id sealmark never used) are the same fault, already reported, not strays.
+    const answersNotifications = answeredNotes.size > 0;
+    const foreignId = (m: unknown) => {
+      const id = (m as { id?: unknown } | null)?.id;
+      return !(typeof id === 'number' && id >= FIRST_WIRE_ID);
+    };
+    const strays = a.strays.filter((s) => !answeredNotes.has(s) && !burst.has(s) && !(answersNotifications && foreignId(s)));
     if (strays.length > 0) {
       out.push(finding(meta, 'stray-response', 'partial', { count: strays.length, example: JSON.stringify(strays[0]).slice(0, 200) }, { quotes: strays.slice(0, 3).map((s) => JSON.stringify(s).slice(0, 200)) }));
     }

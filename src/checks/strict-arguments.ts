@@ -9,7 +9,7 @@
  * arguments alone, or robust-input's missing-required `{}`): what the control already shows belongs
  * to the control's check, so one cause is one finding (SPEC section 5, rules every check follows).
  */
-import type { Check, CheckMeta } from './check.js';
+import { whyNotRun, type Check, type CheckMeta } from './check.js';
 import { coverageIn, finding, group, verdictOf } from './finding.js';
 import type { Finding, ProbeCall, ReplyClass } from '../types.js';
 
@@ -94,7 +94,7 @@ export const check: Check = {
   meta,
   judge(a) {
     const run = a.strict;
-    if (!run) return { id: meta.id, verdict: 'n/a', findings: [], notes: ['strict-arguments did not run'] };
+    if (!run) return { id: meta.id, verdict: 'n/a', findings: [], notes: [`not run: ${whyNotRun(a)}`] };
     const out: Finding[] = [];
     const judged = new Set<string>();
     const notJudged = new Map<string, string>();

@@ -71,7 +71,7 @@ export async function gatherDesign(rec: Recorder, tools: ListedTool[], config: R
   const chosen = eligible.slice(0, maxTools(config));
   run.beyondMaxTools = eligible.slice(chosen.length).map((t) => t.name);
   for (const tool of chosen) {
-    if (rec.session.exited && !(await rec.revive())) break;
+    if (!(await rec.revive())) break;
     const declared = propertiesOf(tool.inputSchema).map((p) => p.name);
     const proposal = proposalProperty(tool);
     if (proposal) {

@@ -70,7 +70,7 @@ export async function gatherEffects(rec: Recorder, tools: ListedTool[], config: 
       await watched(opts.sandbox, () => rec.toolCall(c.probe, tool.name, c.args, hangMs, declared), { always: true });
       (c.probe === 'default-call' ? run.defaultCalled : run.fillerCalled).push(tool.name);
       // A server that exited is started again for the rest (SPEC section 3 step 3).
-      if (rec.session.exited && !(await rec.revive())) {
+      if (!(await rec.revive())) {
         run.stopped = `the server exited on the ${c.probe} of ${tool.name} and could not be started again`;
         return run;
       }

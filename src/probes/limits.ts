@@ -240,7 +240,7 @@ async function probeAll(rec: Recorder, tools: ListedTool[], config: ResolvedConf
         });
         entry.sent.push(v.probe);
         const cls = call.classification?.class;
-        if ((cls === 'exited' || rec.session.exited) && !(await rec.revive())) {
+        if (!(await rec.revive())) {
           run.stopped = { reason: 'server-gone', notReached: notReached(chosen, i, tool.name, lp) };
           return run;
         }
@@ -251,7 +251,7 @@ async function probeAll(rec: Recorder, tools: ListedTool[], config: ResolvedConf
         if (cls === 'hang' || cls === 'protocol-error') {
           const { alive, exchange } = await rec.session.alive(hangMs);
           rec.add('liveness', exchange, { tool: tool.name });
-          if (!alive && !(rec.session.exited && (await rec.revive()))) {
+          if (!alive && !(await rec.restartIfGone())) {
             run.stopped = { reason: 'server-gone', notReached: notReached(chosen, i, tool.name, lp) };
             return run;
           }

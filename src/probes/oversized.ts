@@ -119,7 +119,7 @@ export async function gatherOversized(rec: Recorder, tools: ListedTool[], config
       });
       const cls = call.classification?.class;
       const rest = [`${tool.name} (${PROBES.slice(k + 1).map((x) => x.probe).join(', ') || 'liveness'})`, ...chosen.slice(i + 1).map((e) => e.tool.name)];
-      if ((cls === 'exited' || rec.session.exited) && !(await rec.revive())) {
+      if (!(await rec.revive())) {
         run.stopped = { reason: 'server-gone', notReached: rest };
         return run;
       }
@@ -131,7 +131,7 @@ export async function gatherOversized(rec: Recorder, tools: ListedTool[], config
     const { alive, exchange } = await rec.session.alive(hangMs);
     const seq = rec.add('liveness', exchange, { tool: tool.name }).seq;
     run.liveness.push({ tool: tool.name, seq, alive });
-    if (!alive && !(rec.session.exited && (await rec.revive()))) {
+    if (!alive && !(await rec.restartIfGone())) {
       run.stopped = { reason: 'server-gone', notReached: chosen.slice(i + 1).map((e) => e.tool.name) };
       return run;
     }

@@ -65,12 +65,18 @@ export class Recorder {
 
   /**
    * Makes sure a server is there to call: when the current one has exited, starts it again (at most
-   * {@link MAX_RESTARTS} times per audit). Resolves to true when a live session is there, false
-   * when the server is gone for good. Never rejects.
+   * {@link MAX_RESTARTS} times per audit). `lost` (default: the last recorded call's reply says the
+   * server exited or the connection was lost) starts it again even where the session does not know
+   * it is gone yet. Resolves to true when a live session is there, false when the server is gone
+   * for good. Never rejects.
    */
-  async revive(): Promise<boolean> {
-    if (!this.session.exited) return true;
-    if (!this.restart || this.restarts.length >= MAX_RESTARTS) return false;
+  async revive(lost = this.lastLost()): Promise<boolean> {
+    if (!lost && !this.session.exited) return true;
+    // Once a start failed, the server is gone for good: no gatherer waits for another one.
+    if (!this.restart || this.restarts.length >= MAX_RESTARTS || this.restarts.some((r) => !r.ok)) return false;
+    // A connection lost on a request (a server reached by URL, a stdout closed) may leave a process
+    // or a session behind: it is ended before the new start.
+    await this.session.close();
     const afterSeq = this.calls.length;
     this.onProgress?.({ ...this.current, phase: `${this.current.phase} (restarting the server)`, calls: this.calls.length });
     let next: Session | OpenFailure;
@@ -95,6 +101,22 @@ export class Recorder {
     this.calls.push(call);
     this.startOf.set(call.seq, this.session);
     return call;
+  }
+
+  /**
+   * After a liveness check that failed: when the server is gone (exited, connection lost), starts
+   * it again and resolves to true; when it is there but silent (wedged), or cannot be started
+   * again, false. Never rejects.
+   */
+  async restartIfGone(): Promise<boolean> {
+    if (!this.session.exited && !this.lastLost()) return false;
+    return this.revive(true);
+  }
+
+  /** True when the last call recorded on the current session got `exited` (gone, as far as it knows). */
+  private lastLost(): boolean {
+    const last = this.calls.at(-1);
+    return last !== undefined && this.startOf.get(last.seq) === this.session && last.exchange.reply.kind === 'exited';
   }
 
   /** The session (start of the server) a recorded call went to; request ids restart with each. */

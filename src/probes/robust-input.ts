@@ -193,7 +193,7 @@ export async function gatherRobustInput(rec: Recorder, tools: ListedTool[], conf
       const cls = call.classification?.class;
       // The exit is this probe's finding; the server is started again for the rest (SPEC section 3
       // step 3), so that crashing never spares a server the probes after it.
-      if ((cls === 'exited' || rec.session.exited) && !(await rec.revive())) {
+      if (!(await rec.revive())) {
         stop('server-gone', i + 1, tool.name, rest());
         break toolLoop;
       }
@@ -201,12 +201,12 @@ export async function gatherRobustInput(rec: Recorder, tools: ListedTool[], conf
         stop('three-hangs', i + 1, tool.name, rest());
         break toolLoop;
       }
-      if (cls === 'protocol-error' && !(await liveness(tool.name)) && !(rec.session.exited && (await rec.revive()))) {
+      if (cls === 'protocol-error' && !(await liveness(tool.name)) && !(await rec.restartIfGone())) {
         stop('server-gone', i + 1, tool.name, rest());
         break toolLoop;
       }
     }
-    if (calls.length > 0 && !(await liveness(tool.name)) && !(rec.session.exited && (await rec.revive()))) {
+    if (calls.length > 0 && !(await liveness(tool.name)) && !(await rec.restartIfGone())) {
       stop('server-gone', i + 1);
       break;
     }
@@ -222,7 +222,7 @@ export async function gatherRobustInput(rec: Recorder, tools: ListedTool[], conf
       const reply = call.exchange.reply;
       // What a valid call returned, beside which the limits probes' item counts are read.
       if (call.classification?.class === 'accepted' && reply.kind === 'response') call.items = countItems(reply.result);
-      if ((call.classification?.class === 'exited' || rec.session.exited) && !(await rec.revive())) {
+      if (!(await rec.revive())) {
         run.stopped = { reason: 'server-gone', notReached: [] };
         break;
       }

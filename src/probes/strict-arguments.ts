@@ -125,7 +125,7 @@ export async function gatherStrictArguments(rec: Recorder, tools: ListedTool[], 
         controlFailed = false;
         continue;
       }
-      if (rec.session.exited && !(await rec.revive())) {
+      if (!(await rec.revive())) {
         run.stopped = { reason: 'server-gone', notReached: [`${tool.name} (${c.probe})`, ...chosen.slice(i + 1).map((t) => t.name)] };
         return run;
       }

@@ -69,7 +69,7 @@ export interface RequestOptions {
 }
 
 /** First id of the wire's own requests; the SDK's Protocol counts up from 0, so they never meet. */
-const FIRST_WIRE_ID = 100_000;
+export const FIRST_WIRE_ID = 100_000;
 
 /**
  * Wraps an inner transport: the SDK `Client` connects to this object; replies to the wire's own
@@ -232,10 +232,15 @@ export class WireTransport implements Transport {
       // A response with an id nobody sent, while exactly one request waits, is that request's reply
       // under a wrong id (SPEC section 4: protocol-error), not silence. A second answer to an id
       // already answered, or an answer when nothing waits, is a stray.
+      // Only an id of sealmark's own range counts (one off, or ours as a string): `{"id":0}` is an
+      // answer to a notification (a planted fault seen with notifications/cancelled), not a reply.
       const alreadyAnswered = typeof m.id === 'number' && this.answered.has(m.id);
-      if (!alreadyAnswered && m.id !== null && this.handshakeDone && this.pending.size === 1) {
+      const ours = typeof m.id === 'number' ? m.id >= FIRST_WIRE_ID : typeof m.id === 'string' && /^\d+$/.test(m.id) && Number(m.id) >= FIRST_WIRE_ID;
+      if (!alreadyAnswered && ours && this.handshakeDone && this.pending.size === 1) {
         const [only] = this.pending.keys();
         this.settle(only!, { kind: 'malformed', problem: `answered with id ${JSON.stringify(m.id)} instead of ${only}`, raw: m });
+        // Its own reply may still come: a late answer then, never the next request's.
+        this.abandoned.add(only!);
         return;
       }
       this.strayResponses.push({ atMs: this.inner.now(), message });

@@ -345,7 +345,7 @@ describe('2. a stream that ends before its reply', () => {
     const { report, run } = await runs.flaky!;
     expect(report.status, run.stderr).toBe('audited');
     expect(checkOf(report, 'handshake').verdict).toBe('pass');
-    expect(toolCalls(report).length).toBeGreaterThan(5);
+    expect(toolCalls(report).length).toBeGreaterThanOrEqual(5);
     for (const c of toolCalls(report)) expect(c.reply.kind, c.request).toBe('response');
     const f = fixtures.flaky!;
     expect(logLines(f, 'GET last-event-id=')).toHaveLength(2 * logLines(f, 'dropped ').length);
@@ -379,7 +379,7 @@ describe('2. a stream that ends before its reply', () => {
     const { report, run } = await runs.noId!;
     expect(report.status, run.stderr).toBe('audited');
     const calls = toolCalls(report);
-    expect(calls.length).toBeGreaterThan(5);
+    expect(calls.length).toBeGreaterThanOrEqual(5);
     for (const c of calls) {
       expect(c.reply.kind, c.request).toBe('malformed');
       expect(c.reply.problem).toBe('HTTP 200: the event stream ended without a reply to this request');

@@ -230,7 +230,7 @@ beforeAll(async () => {
     startHttpFixture('stateless.mjs', [], canary),
     startHttpFixture('stateless.mjs', ['--modern-only'], canary),
     startHttpFixture('bearer.mjs', ['--echo-headers'], { FIXTURE_TOKEN: BEARER_TOKEN }),
-    startHttpFixture('dies.mjs', ['--after', '20']),
+    startHttpFixture('dies.mjs', ['--after', '18']),
     startHttpFixture('streamable.mjs', []),
     startHttpFixture('streamable.mjs', []),
   ]);
@@ -726,22 +726,23 @@ describe('5. failures: not reachable, TLS, and a server that dies mid-audit', ()
     expect(checkOf(tls.report, 'handshake').findings[0]!.message).toMatch(/^the TLS connection failed: TLS error reaching /);
   });
 
-  it('a server that dies after its 20th request: the report is still written, audited; its last call exited; nothing sent after', async () => {
+  it('a server that dies on its 18th request: the report is still written, audited; its last call exited; no start again (nothing listens); nothing sent after', async () => {
     const { run: r, report } = await runs.dies!;
-    expect(fixtures.dies!.stderr()).toContain('dies.mjs: exiting on request 20 (POST)');
+    expect(fixtures.dies!.stderr()).toContain('dies.mjs: exiting on request 18 (POST)');
     expect(report.status).toBe('audited');
     // robust-input fails at severity error: exit 1, not 3 (the server was audited).
     expect(r.code, r.stderr).toBe(1);
-    // Requests 1-3 were the handshake (discover probe, initialize, initialized); 4-19 the calls
-    // 1-16; call 17 (request 20) lost its connection.
+    // Requests 1-3 were the handshake (discover probe, initialize, initialized); 4-17 the calls
+    // 1-14; call 15 (request 18) lost its connection. The reconnect sealmark tries (SPEC section 3
+    // step 3) finds nothing listening, and is not a call.
     const last = report.calls.at(-1)!;
-    expect(report.calls).toHaveLength(17);
-    expect(last).toMatchObject({ seq: 17, probe: 'nulls', tool: 'list_items', reply: { kind: 'exited' }, class: 'exited' });
+    expect(report.calls).toHaveLength(15);
+    expect(last).toMatchObject({ seq: 15, probe: 'nulls', tool: 'list_items', reply: { kind: 'exited' }, class: 'exited' });
     expect(report.calls.slice(0, -1).every((c) => c.reply.kind === 'response')).toBe(true);
     const ri = checkOf(report, 'robust-input');
     expect(ri.verdict).toBe('fail');
     const exited = ri.findings.find((f) => f.messageId === 'exited')!;
-    expect(exited).toMatchObject({ level: 'fail', tool: 'list_items', evidence: { calls: [17] } });
+    expect(exited).toMatchObject({ level: 'fail', tool: 'list_items', evidence: { calls: [15] } });
     expect(exited.message).toMatch(/^list_items: the server exited on the nulls call \(/);
     expect(exited.replay).toBe(`sealmark call --url ${fixtures.dies!.url} --tool list_items --args '{"limit":null}'`);
     // What was found before still stands; what was not reached is named.
@@ -749,6 +750,7 @@ describe('5. failures: not reachable, TLS, and a server that dies mid-audit', ()
     expect(ri.findings.filter((f) => f.level === 'info').map((f) => f.message)).toEqual(['probing stopped because the server is gone; not reached: list_items (extra-argument), whoami']);
     // The later gatherers say why they did not run.
     expect(checkOf(report, 'protocol-errors')).toMatchObject({ verdict: 'n/a', notes: ['not run: the server was gone before the protocol probes'] });
+    expect(checkOf(report, 'strict-arguments')).toMatchObject({ verdict: 'n/a', notes: ['not run: the server was gone'] });
     expect(checkOf(report, 'concurrency')).toMatchObject({ verdict: 'n/a', notes: ['the burst was not sent (the server was gone)'] });
     expect(checkOf(report, 'oversized-input')).toMatchObject({ verdict: 'n/a', notes: ['the oversized values were not sent (the server was gone)'] });
     expect(checkOf(report, 'bounded-limits').notes).toContain('the limit values were not sent (the server was gone); only the schemas were read');

@@ -322,9 +322,10 @@ describe('every standard run', () => {
     expectNoProcessLeft(runs.everything);
   });
 
-  it('grades: core 90 % everywhere; effects 50 / 75 / 100 %; limits 66.7 / 50 / 100 %; design 83.3 / 83.3 / 75 %; secrets 0 / 100 / 100 %; overall the mean of the packs', () => {
+  it('grades: core 90 % everywhere; effects 75 / 75 / 100 %; limits 66.7 / 50 / 100 %; design 83.3 / 83.3 / 75 %; secrets 0 / 100 / 100 %; overall the mean of the packs', () => {
     // core, each server: handshake 1 + robust-input 1 + strict-arguments 1 + protocol-errors 0.5 + tool-schemas 1 = 4.5 / 5 = 90 %.
-    // effects, everything: armed-flags 1 + default-call-effects 0 + filler-call-effects 0 + hidden-params 1 = 2 / 4 = 50 %;
+    // effects, everything: armed-flags 1 + default-call-effects 0 + filler-call-effects 1 (the filler's
+    //   fetch is the `{}` call's: one cause, one finding) + hidden-params 1 = 3 / 4 = 75 %;
     // effects, filesystem: armed-flags 0 + default-call-effects 1 + filler-call-effects 1 + hidden-params 1 = 3 / 4 = 75 %;
     // effects, memory: armed-flags 1 + default-call-effects 1 + hidden-params 1 = 3 / 3 = 100 % (filler-call-effects n/a).
     // limits, everything: bounded-limits 0 + oversized-input 1 + concurrency 1 = 2 / 3 = 66.7 %;
@@ -338,10 +339,10 @@ describe('every standard run', () => {
     //   simulate-research-query, filesystem's edit_file and move_file, memory's create/add tools);
     //   two-step-writes n/a on everything and filesystem (no irreversible name), 0.5 on memory (the
     //   three delete_ tools act in one step). everything and filesystem 2.5 / 3 = 83.3 %, memory 3 / 4 = 75 %.
-    // overall (the mean of the packs as shown): everything (90 + 50 + 66.7 + 83.3 + 0) / 5 = 58 → F
-    //   (below the D cap); filesystem (90 + 75 + 50 + 83.3 + 100) / 5 = 79.66 → 79.7 → C;
+    // overall (the mean of the packs as shown): everything (90 + 75 + 66.7 + 83.3 + 0) / 5 = 63 → D
+    //   (the D cap does not lower it); filesystem (90 + 75 + 50 + 83.3 + 100) / 5 = 79.66 → 79.7 → C;
     //   memory (90 + 100 + 100 + 75 + 100) / 5 = 93 → A.
-    const expected = { everything: [50, 66.7, 83.3, 0, 58, 'F'], filesystem: [75, 50, 83.3, 100, 79.7, 'C'], memory: [100, 100, 75, 100, 93, 'A'] } as const;
+    const expected = { everything: [75, 66.7, 83.3, 0, 63, 'D'], filesystem: [75, 50, 83.3, 100, 79.7, 'C'], memory: [100, 100, 75, 100, 93, 'A'] } as const;
     for (const [name, r] of Object.entries(runs)) {
       const [effects, limits, design, secrets, percent, letter] = expected[name as keyof typeof expected];
       expect(r.report.grade.packs.map((p) => [p.pack, p.percent]), name).toEqual([
@@ -505,8 +506,8 @@ describe('@modelcontextprotocol/server-everything 2026.8.31', () => {
     expect(runs.everything.after).toEqual(runs.everything.before);
   });
 
-  it('effects: the {} and filler calls to gzip-file-as-resource try the network; nothing else has an effect', () => {
-    expect(effectVerdicts(r())).toEqual({ 'armed-flags': 'pass', 'default-call-effects': 'fail', 'filler-call-effects': 'fail', 'hidden-params': 'pass' });
+  it('effects: the {} and filler calls to gzip-file-as-resource try the network, one cause and so one failed check; nothing else has an effect', () => {
+    expect(effectVerdicts(r())).toEqual({ 'armed-flags': 'pass', 'default-call-effects': 'fail', 'filler-call-effects': 'pass', 'hidden-params': 'pass' });
     // Who was called: `{}` to every tool with no required argument (get-env, get-tiny-image, the two
     // toggles) and to every tool with a flagged property, which also got a filler call. The flagged
     // properties here are all plain declared defaults. echo, get-sum and get-structured-content need
@@ -529,17 +530,15 @@ describe('@modelcontextprotocol/server-everything 2026.8.31', () => {
       expect(c.effects, c.probe).toEqual(FETCH);
       expect(rawOf(c).result, c.probe).toEqual({ content: [{ type: 'text', text: 'fetch failed' }], isError: true });
     }
-    // filler-call-effects FAIL is right too: the filler sends the declared defaults, the same URL.
+    // The filler sends the declared defaults, the same URL: the same effect as the `{}` call.
     expect(JSON.parse(gzip[1]!.request).params.arguments).toEqual({
       name: 'README.md.gz', data: 'https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md', outputType: 'resourceLink',
     });
     expect(graded(r(), 'default-call-effects')).toEqual(['effect']);
     expect(checkOf(r(), 'default-call-effects').findings.map((f) => f.tool)).toEqual(['gzip-file-as-resource']);
-    // Both of the flagged tool's calls count for filler-call-effects ({} and the filler), one finding each.
-    expect(checkOf(r(), 'filler-call-effects').findings.map((f) => [f.level, f.tool])).toEqual([
-      ['fail', 'gzip-file-as-resource'],
-      ['fail', 'gzip-file-as-resource'],
-    ]);
+    // SPEC section 5, one cause is one finding: the filler arguments added no effect of their own,
+    // so filler-call-effects passes and only notes that the `{}` call's effect is default-call-effects'.
+    expect(checkOf(r(), 'filler-call-effects').findings.map((f) => [f.level, f.messageId, f.tool])).toEqual([['info', 'default-effect', 'gzip-file-as-resource']]);
     // No other call had an effect: the toggles only start notification timers, get-env and
     // get-tiny-image only read.
     expect(calls.filter(([, tool, , effects]) => tool !== 'gzip-file-as-resource' && effects.length > 0)).toEqual([]);

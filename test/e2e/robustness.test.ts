@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { LATER_PACKS_OFF, auditFixture, checkOf, findingsOf, fixtureCommand } from '../helpers/run.js';
 import { audit } from '../../src/audit.js';
+import { INVALID_PROBES } from '../../src/checks/robust-input.js';
 import { networkNamespaceAvailable } from '../../src/target/sandbox.js';
 import { configRegistry } from '../../src/config/defaults.js';
 import { parseConfig } from '../../src/config/schema.js';
@@ -114,7 +115,8 @@ describe('stdout-flood.mjs: 50 MB of garbage lines before every reply', () => {
     expect(JSON.stringify(r).length).toBeLessThan(500_000);
     // The replies behind the flood were read and classified.
     expect(checkOf(r, 'robust-input').verdict).not.toBe('fail');
-    expect(r.calls.filter((c) => c.method === 'tools/call').every((c) => c.class === 'rejected')).toBe(true);
+    // robust-input's invalid calls are all refused (strict-arguments' valid ones are answered).
+    expect(r.calls.filter((c) => c.method === 'tools/call' && INVALID_PROBES.has(c.probe)).every((c) => c.class === 'rejected')).toBe(true);
     expectNoneLeft(w, true);
   });
 });
@@ -126,8 +128,8 @@ describe('huge-reply.mjs: a 20 MB reply line to every call', () => {
     const hangLimitMs = 10_000;
     expect(r.status).toBe('audited');
     // robust-input's calls (and their liveness follow-ups) only: the effects pack's default-call
-    // to dump also gets the 20 MB line, but it is not robust-input's evidence.
-    const calls = r.calls.filter((c) => c.method === 'tools/call' && c.probe !== 'default-call' && c.probe !== 'filler-call');
+    // and strict-arguments' calls to dump also get the 20 MB line, but they are not robust-input's evidence.
+    const calls = r.calls.filter((c) => c.method === 'tools/call' && INVALID_PROBES.has(c.probe));
     expect(calls.length).toBeGreaterThanOrEqual(4);
     for (const c of calls) {
       expect(c.class, c.probe).toBe('protocol-error');
