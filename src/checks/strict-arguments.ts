@@ -98,6 +98,8 @@ export const check: Check = {
     const out: Finding[] = [];
     const judged = new Set<string>();
     const notJudged = new Map<string, string>();
+    /** Why a tool whose probes were all set aside is not judged (the last reason wins). */
+    const why = new Map<string, string>();
     const callsOf = (tool: string, probe: string) => a.calls.filter((c) => c.tool === tool && c.probe === probe);
     const textOf = (c: ProbeCall) => c.classification?.text.slice(0, 200) ?? '';
     for (const t of run.tools) {
@@ -126,6 +128,7 @@ export const check: Check = {
         const ev = { calls: [c.seq, ...(control ? [control.seq] : [])] };
         const skip = (messageId: 'same-as-control' | 'control-refused', klass: string) => {
           out.push(finding(meta, messageId, 'info', { ...base, class: klass }, ev, own));
+          why.set(t.tool, messageId === 'same-as-control' ? `${probe} got the control call's reply (${klass}), judged with that call` : `the control call of ${probe} was not answered (${klass})`);
         };
         // The same reply as the control's is the control's finding (one cause, one finding), except
         // where an answered control is what the probe is judged against.
@@ -170,7 +173,7 @@ export const check: Check = {
           out.push(finding(meta, 'extra-dropped', 'partial', base, { ...ev, quotes: [...(c.invalidBecause?.slice(0, 1) ?? []), ...effects] }, own));
         }
       }
-      if (!judged.has(t.tool) && !notJudged.has(t.tool)) notJudged.set(t.tool, t.notJudged ?? 'no probe could be judged against its control call');
+      if (!judged.has(t.tool) && !notJudged.has(t.tool)) notJudged.set(t.tool, why.get(t.tool) ?? t.notJudged ?? 'no probe could be judged against its control call');
     }
     if (run.stopped) {
       out.push(finding(meta, 'server-gone', 'info', { tools: run.stopped.notReached.join(', ') }));

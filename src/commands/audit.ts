@@ -14,7 +14,7 @@ import { suppressionWarning } from '../report/suppress.js';
 import { UsageError, parseEnvList, resolveConfig, targetOf } from './common.js';
 import { runState } from '../run-state.js';
 import { launcherLine, parsePackageOption, type PackageRef } from '../target/launch.js';
-import { exitCode, parseGate } from './gate.js';
+import { anyBelowGate, belowGate, exitCode, parseGate } from './gate.js';
 import { combinedExit } from './report.js';
 import { checkOutputs, planOutputs, useColor, writeOutputs } from './outputs.js';
 
@@ -136,7 +136,7 @@ export async function runAudit(command: string[], opts: AuditCliOptions): Promis
   });
   progress?.stop();
   if (baseline) report = compareWithBaseline(report, baseline, opts.baseline!);
-  writeOutputs(report, plan, { color: useColor(opts), verbose: opts.verbose === true, quiet: opts.quiet === true });
+  writeOutputs(report, plan, { color: useColor(opts), verbose: opts.verbose === true, quiet: opts.quiet === true, gateFailed: belowGate(report, gate) });
   // The text report on stdout shows them under the grade already.
   if (!plan.some((p) => p.path === undefined && p.format === 'text')) warnSuppressions(report, config.source);
   if (report.notAudited) process.stderr.write(`sealmark: the target could not be audited: ${safeText(report.notAudited.message)}\n`);
@@ -273,7 +273,7 @@ async function runClientConfig(command: string[], opts: AuditCliOptions): Promis
     results.push({ name: entry.name, report: prior ? compareWithBaseline(report, prior, opts.baseline!) : report });
   }
   const multi = multiReport(opts.clientConfig!, results);
-  writeOutputs(multi, plan, { color: useColor(opts), verbose: opts.verbose === true, quiet: opts.quiet === true });
+  writeOutputs(multi, plan, { color: useColor(opts), verbose: opts.verbose === true, quiet: opts.quiet === true, gateFailed: anyBelowGate(multi.servers.map((x) => x.report), gate) });
   for (const r of results) if (r.report.notAudited) process.stderr.write(`sealmark: ${safeText(r.name)} could not be audited: ${safeText(r.report.notAudited.message)}\n`);
   return combinedExit(multi, gate);
 }

@@ -30,9 +30,23 @@ export function parseGate(value: string | undefined): Gate {
  */
 export function exitCode(report: Report, gate: Gate): number {
   if (report.status === 'not-audited') return 3;
-  if (gate && 'letter' in gate && belowLetter(report.grade.letter, gate.letter)) return 1;
-  if (gate && 'percent' in gate && (report.grade.percent ?? 0) < gate.percent) return 1;
+  if (belowGate(report, gate)) return 1;
   const gating = report.checks.filter((c) => c.severity === 'error' && c.verdict === 'fail');
   if (report.baseline) return gating.some((c) => c.findings.some((f) => f.level === 'fail' && f.baselineState === 'new')) ? 1 : 0;
   return !gate && gating.length > 0 ? 1 : 0;
+}
+
+/**
+ * True when the grade is below the `--fail-under` gate: then partial findings, which lower the
+ * grade, are part of why the run fails (the JUnit reporter writes them as failures).
+ */
+export function belowGate(report: Report, gate: Gate): boolean {
+  if (!gate || report.status === 'not-audited') return false;
+  if ('letter' in gate) return belowLetter(report.grade.letter, gate.letter);
+  return (report.grade.percent ?? 0) < gate.percent;
+}
+
+/** {@link belowGate} for a run of one report or of many (a `--client-config` run): any server below it. */
+export function anyBelowGate(reports: readonly Report[], gate: Gate): boolean {
+  return reports.some((r) => belowGate(r, gate));
 }

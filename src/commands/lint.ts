@@ -7,7 +7,7 @@ import { lint } from '../lint.js';
 import { compareWithBaseline } from '../report/baseline.js';
 import { loadSavedReport } from '../report/load.js';
 import { UsageError, resolveConfig } from './common.js';
-import { exitCode, parseGate } from './gate.js';
+import { belowGate, exitCode, parseGate } from './gate.js';
 import { checkOutputs, planOutputs, useColor, writeOutputs } from './outputs.js';
 
 export interface LintCliOptions {
@@ -50,6 +50,6 @@ export function runLint(file: string, opts: LintCliOptions): number {
     throw err;
   }
   if (baseline) report = compareWithBaseline(report, baseline, opts.baseline!);
-  writeOutputs(report, plan, { color: useColor(opts), verbose: opts.verbose === true });
+  writeOutputs(report, plan, { color: useColor(opts), verbose: opts.verbose === true, gateFailed: belowGate(report, gate) });
   return exitCode(report, gate);
 }

@@ -102,15 +102,15 @@ function unwritable(path: string): string | undefined {
 
 /**
  * Renders and writes every output of `plan`. `color`: colour the text report when it goes to a
- * terminal. A file that cannot be written after all does not lose its report: it goes to stdout
+ * terminal; `gateFailed`: the run exits 1 on its gate (see ReporterOptions). A file that cannot be written after all does not lose its report: it goes to stdout
  * with the reason on stderr.
  */
-export function writeOutputs(report: Report | MultiReport, plan: readonly OutputPlan[], opts: { color: boolean; verbose: boolean; quiet?: boolean }): void {
+export function writeOutputs(report: Report | MultiReport, plan: readonly OutputPlan[], opts: { color: boolean; verbose: boolean; quiet?: boolean; gateFailed?: boolean }): void {
   // A report that cannot be written goes to stdout, unless stdout carries a report already: then
   // to stderr, so that stdout stays one document.
   const stdoutTaken = plan.some((p) => p.path === undefined);
   for (const p of plan) {
-    const o = { color: p.path === undefined && opts.color, verbose: opts.verbose };
+    const o = { color: p.path === undefined && opts.color, verbose: opts.verbose, gateFailed: opts.gateFailed };
     const text = isMultiReport(report) ? multiReporters[p.format](report, o) : reporters[p.format](report, o);
     if (p.path === undefined) {
       process.stdout.write(text);

@@ -8,7 +8,7 @@ import { compareWithBaseline } from '../report/baseline.js';
 import type { Report } from '../report/build.js';
 import { loadSaved } from '../report/load.js';
 import { isMultiReport, type MultiReport } from '../report/multi.js';
-import { exitCode, parseGate, type Gate } from './gate.js';
+import { anyBelowGate, exitCode, parseGate, type Gate } from './gate.js';
 import { checkOutputs, planOutputs, useColor, writeOutputs } from './outputs.js';
 
 export interface ReportCliOptions {
@@ -33,7 +33,7 @@ export function runReport(file: string, opts: ReportCliOptions): number {
       ? { ...saved, servers: saved.servers.map((s) => ({ name: s.name, report: withBaseline(s.report, (baseline as MultiReport).servers.find((b) => b.name === s.name)?.report, opts.baseline!) })) }
       : withBaseline(saved, baseline as Report, opts.baseline!);
   }
-  writeOutputs(saved, plan, { color: useColor(opts), verbose: opts.verbose === true });
+  writeOutputs(saved, plan, { color: useColor(opts), verbose: opts.verbose === true, gateFailed: anyBelowGate(isMultiReport(saved) ? saved.servers.map((x) => x.report) : [saved], gate) });
   return combinedExit(saved, gate);
 }
 

@@ -312,3 +312,18 @@ export function targetLabel(t: ReportTarget): string {
 export function allFindings(report: Report): ReportFinding[] {
   return report.checks.flatMap((c) => c.findings);
 }
+
+/**
+ * A check's coverage in words (SPEC section 5, coverage is honest): `judged 25 of 59 tools`, and
+ * the tools not judged grouped by why, at most `max` names per reason: `not judged: beyond
+ * max_tools (25): t26, t27, … (34)`. Empty for a check without coverage.
+ */
+export function coverageLines(c: Pick<ReportCheck, 'coverage'>, max = 8): { summary?: string; notJudged: string[] } {
+  const cov = c.coverage;
+  if (!cov) return { notJudged: [] };
+  const total = cov.judged.length + cov.notJudged.length;
+  const byWhy = new Map<string, string[]>();
+  for (const n of cov.notJudged) byWhy.set(n.why, [...(byWhy.get(n.why) ?? []), n.tool]);
+  const notJudged = [...byWhy].map(([why, tools]) => `not judged: ${why}: ${tools.slice(0, max).join(', ')}${tools.length > max ? `, … (${tools.length})` : ''}`);
+  return { summary: `judged ${cov.judged.length} of ${total} tool${total === 1 ? '' : 's'}`, notJudged };
+}

@@ -293,7 +293,7 @@ describe('audit --demo writing five formats in one run', () => {
       expect(Number(junit.testsuites['@_skipped'])).toBeGreaterThan(0);
     });
 
-    it('has a case per check per listed tool, plus (server), plus any unlisted tool a finding names', () => {
+    it('has a case per check per listed tool, plus (server), plus any unlisted tool a finding names; a tool a check did not judge is <skipped> with why', () => {
       const toolNames = report.tools.map((t) => t.name);
       expect(toolNames.length).toBeGreaterThan(0);
       for (const c of report.checks) {
@@ -301,10 +301,18 @@ describe('audit --demo writing five formats in one run', () => {
         const names = suite.testcase.map((tc) => tc['@_name']);
         const unlisted = c.findings.flatMap((f) => (f.tool === undefined || toolNames.includes(f.tool) ? [] : [f.tool]));
         expect(names, c.id).toEqual(['(server)', ...toolNames, ...new Set(unlisted)]);
+        for (const n of c.coverage?.notJudged ?? []) {
+          const tc = suite.testcase.find((x) => x['@_name'] === n.tool)!;
+          if (c.findings.some((f) => f.tool === n.tool && f.level !== 'info')) continue;
+          expect((tc.skipped as { '@_message': string } | undefined)?.['@_message'], `${c.id}/${n.tool}`).toBe(`not judged: ${n.why}`);
+          expect(tc.failure, `${c.id}/${n.tool}`).toBeUndefined();
+        }
       }
+      // The demo's strict-arguments leaves out tools that may write: they are skipped, not passed.
+      expect(report.checks.find((c) => c.id === 'strict-arguments')!.coverage!.notJudged.length).toBeGreaterThan(0);
     });
 
-    it('gives every failing case a <failure> of the right type, skips n/a checks, and leaves passing checks alone', () => {
+    it('gives every case with a fail finding a <failure>, keeps partial ones in <system-out> (no gate failed), skips n/a checks, and leaves passing checks alone', () => {
       for (const c of report.checks) {
         const suite = junit.testsuites.testsuite.find((s) => s['@_name'] === c.id)!;
         for (const tc of suite.testcase) {
@@ -313,10 +321,11 @@ describe('audit --demo writing five formats in one run', () => {
           if (c.verdict === 'n/a') {
             expect(tc.skipped, what).toBeDefined();
             expect(tc.failure, what).toBeUndefined();
-          } else if (mine.length === 0) {
+          } else if (!mine.some((f) => f.level === 'fail')) {
+            // Partial findings are failures only when the run failed its --fail-under gate (not here).
             expect(tc.failure, what).toBeUndefined();
           } else {
-            expect(tc.failure?.['@_type'], what).toBe(mine.some((f) => f.level === 'fail') ? 'fail' : 'partial');
+            expect(tc.failure?.['@_type'], what).toBe('fail');
           }
           if (c.verdict === 'pass') expect(tc.failure, what).toBeUndefined();
         }
@@ -325,13 +334,18 @@ describe('audit --demo writing five formats in one run', () => {
       expect(report.checks.some((c) => c.verdict === 'pass')).toBe(true);
     });
 
-    it('robust-input get_note has a partial failure with the replay line; secret-echo server_info a fail', () => {
-      const suite = (id: string) => junit.testsuites.testsuite.find((s) => s['@_name'] === id)!;
+    it('robust-input get_note\'s partial finding is in <system-out> with the replay line; below a --fail-under gate it is a failure; secret-echo server_info a fail', async () => {
+      const suite = (id: string, j = junit) => j.testsuites.testsuite.find((s) => s['@_name'] === id)!;
       const getNote = suite('robust-input').testcase.find((tc) => tc['@_name'] === 'get_note')!;
       const f = report.checks.find((c) => c.id === 'robust-input')!.findings.find((x) => x.messageId === 'internal-error' && x.tool === 'get_note')!;
-      expect(getNote.failure?.['@_type']).toBe('partial');
+      expect(getNote.failure).toBeUndefined();
       expect(f.replay).toBeDefined();
-      expect(getNote.failure?.['#text']).toContain(f.replay!);
+      expect(String(getNote['system-out'])).toContain(f.replay!);
+      // The same report under a gate it fails: the partial finding is part of why, so a failure.
+      const gated = await runCli(['report', out('r.json'), '--fail-under', 'A', '--format', 'junit', '--output', out('gated.xml')]);
+      expect(gated.code, gated.stderr).toBe(1);
+      const g = parseJunit(readFileSync(out('gated.xml'), 'utf8'));
+      expect(suite('robust-input', g).testcase.find((tc) => tc['@_name'] === 'get_note')!.failure?.['@_type']).toBe('partial');
       const serverInfo = suite('secret-echo').testcase.find((tc) => tc['@_name'] === 'server_info')!;
       expect(serverInfo.failure?.['@_type']).toBe('fail');
     });

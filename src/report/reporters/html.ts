@@ -11,7 +11,7 @@
  * already built markup.
  */
 import { createHash } from 'node:crypto';
-import { allFindings, targetLabel, type Report, type ReportCall, type ReportCheck, type ReportFinding } from '../build.js';
+import { allFindings, coverageLines, targetLabel, type Report, type ReportCall, type ReportCheck, type ReportFinding } from '../build.js';
 import { packs } from '../../packs.js';
 import { capLowered } from '../../scoring.js';
 import { summaryRows, type MultiReport } from '../multi.js';
@@ -196,6 +196,7 @@ function packSection(r: Report, id: string, title: string, calls: Map<number, Re
 }
 
 function check(c: ReportCheck, calls: Map<number, ReportCall>): Html {
+  const cov = coverageLines(c);
   const graded = c.findings.filter((f) => f.level !== 'info');
   const info = c.findings.filter((f) => f.level === 'info');
   return html`<div class="check" id="check-${c.id}" data-verdict="${c.verdict}">
@@ -203,6 +204,8 @@ function check(c: ReportCheck, calls: Map<number, ReportCall>): Html {
     <span class="tag">${c.weight}</span> <span class="tag sev-${c.severity}">${c.severity}</span></div>
   ${c.notes.length > 0 && html`<ul class="notes">${c.notes.map((n) => html`<li>${n}</li>`)}</ul>`}
   ${!!c.needsProbe?.length && html`<p class="notes">needs a <code>probes:</code> entry: ${c.needsProbe.join(', ')}</p>`}
+  ${c.verdict !== 'n/a' && !!cov.summary && html`<p class="notes coverage">${cov.summary}</p>`}
+  ${c.verdict !== 'n/a' && cov.notJudged.length > 0 && html`<ul class="notes">${cov.notJudged.map((n) => html`<li>${n}</li>`)}</ul>`}
   ${graded.map((f) => finding(f, calls))}
   ${info.length > 0 && html`<details class="infos"><summary>${info.length} informational finding${info.length > 1 ? 's' : ''}</summary>${info.map((f) => finding(f, calls))}</details>`}
 </div>`;

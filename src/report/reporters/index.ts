@@ -11,14 +11,17 @@ import { renderText, safeText, type TextOptions } from './text.js';
 export const FORMATS = ['text', 'json', 'sarif', 'junit', 'html'] as const;
 export type Format = (typeof FORMATS)[number];
 
-/** Options a reporter may read; only the text reporter reads any. */
-export type ReporterOptions = TextOptions;
+/**
+ * Options a reporter may read. `gateFailed`: the run's gate failed (its exit code is 1): JUnit then
+ * writes partial findings as failures too (a CI page shows red exactly when the run is red).
+ */
+export type ReporterOptions = TextOptions & { gateFailed?: boolean };
 
 export const reporters: Record<Format, (report: Report, opts: ReporterOptions) => string> = {
   text: renderText,
   json: (report) => renderJson(report),
   sarif: (report) => renderSarif(report),
-  junit: (report) => renderJunit(report),
+  junit: (report, opts) => renderJunit(report, opts.gateFailed === true),
   html: (report) => renderHtml(report),
 };
 
@@ -37,6 +40,6 @@ export const multiReporters: Record<Format, (m: MultiReport, opts: ReporterOptio
   },
   json: (m) => JSON.stringify(m, null, 2) + '\n',
   sarif: (m) => renderSarifMulti(m),
-  junit: (m) => renderJunitMulti(m),
+  junit: (m, opts) => renderJunitMulti(m, opts.gateFailed === true),
   html: (m) => renderHtmlMulti(m),
 };

@@ -6,11 +6,14 @@
  * - Test cases: one per listed tool (and per tool a finding names that was not listed, such as
  *   protocol-errors' made-up tool), plus `(server)` for what the check says of the server as a
  *   whole: the findings that name no tool.
- * - A case with `fail` or `partial` findings (not suppressed) gets one `<failure>` (type `fail` or `partial`, as
- *   ESLint's JUnit formatter reports warnings too) whose body is the evidence: messages, quotes,
- *   schema paths, the request sent and the replay line. Info findings, and findings a `suppress:`
- *   entry matched (with a `suppressed: <reason>` line), go to `<system-out>`.
- * - The cases of an n/a check are `<skipped>` with the reason. Time attributes are seconds.
+ * - A case with `fail` findings (not suppressed) gets one `<failure>` whose body is the evidence:
+ *   messages, quotes, schema paths, the request sent and the replay line. `partial` findings are
+ *   failures (type `partial`) only when the run failed its gate (`--fail-under`), so the page is
+ *   red exactly when the run is; otherwise they go to `<system-out>` with the info findings and the
+ *   findings a `suppress:` entry matched (with a `suppressed: <reason>` line).
+ * - The cases of an n/a check are `<skipped>` with the reason, and so are the tools a check did not
+ *   judge (its `coverage.notJudged`: beyond max_tools, may write …), with why: an unjudged tool is
+ *   never a passing case. Time attributes are seconds.
  * - Text from the server is escaped, and characters XML 1.0 cannot carry (NUL, other control
  *   characters, lone surrogates) are written as `\uXXXX`.
  */
@@ -19,14 +22,17 @@ import type { MultiReport } from '../multi.js';
 
 const SERVER_CASE = '(server)';
 
-/** Renders the report as JUnit XML (UTF-8, trailing newline). */
-export function renderJunit(report: Report): string {
-  return document(report.checks.map((c) => suiteOf(report, c)), report.durationMs, report.generatedAt);
+/**
+ * Renders the report as JUnit XML (UTF-8, trailing newline). `gateFailed`: the run failed its gate,
+ * so partial findings are failures too; otherwise only `fail` findings are.
+ */
+export function renderJunit(report: Report, gateFailed = false): string {
+  return document(report.checks.map((c) => suiteOf(report, c, '', gateFailed)), report.durationMs, report.generatedAt);
 }
 
 /** Renders a `--client-config` run: the suites of every server, named `<server>/<check>`. */
-export function renderJunitMulti(m: MultiReport): string {
-  const suites = m.servers.flatMap(({ name, report }) => report.checks.map((c) => suiteOf(report, c, `${name}/`)));
+export function renderJunitMulti(m: MultiReport, gateFailed = false): string {
+  const suites = m.servers.flatMap(({ name, report }) => report.checks.map((c) => suiteOf(report, c, `${name}/`, gateFailed)));
   return document(suites, m.servers.reduce((t, s) => t + s.report.durationMs, 0), m.generatedAt);
 }
 
@@ -43,7 +49,7 @@ interface Suite {
   skipped: number;
 }
 
-function suiteOf(report: Report, c: ReportCheck, prefix = ''): Suite {
+function suiteOf(report: Report, c: ReportCheck, prefix: string, gateFailed: boolean): Suite {
   // The server's own case keeps its name apart from any tool's (a tool may be named "(server)").
   const names = new Set([...report.tools.map((t) => t.name), ...c.findings.flatMap((f) => (f.tool === undefined ? [] : [f.tool]))]);
   let server = SERVER_CASE;
@@ -58,23 +64,30 @@ function suiteOf(report: Report, c: ReportCheck, prefix = ''): Suite {
   let failures = 0;
   let skipped = 0;
   const cases: string[] = [];
+  // A tool the check did not judge is skipped, with why, never a passing case (SPEC section 5).
+  const notJudged = new Map((c.coverage?.notJudged ?? []).map((n) => [n.tool, n.why]));
   for (const [name, findings] of byCase) {
     const open = `    <testcase classname="${xml(classname)}" name="${xml(name)}" time="0">`;
     const body: string[] = [];
+    // A suppressed finding is no failure (SPEC section 7): it is written out with the info ones. A
+    // partial one is a failure only when the run failed its gate.
+    const counts = (f: ReportFinding) => !f.suppressed && (f.level === 'fail' || (f.level === 'partial' && gateFailed));
+    const failing = findings.filter(counts);
     if (c.verdict === 'n/a') {
       skipped++;
       body.push(`      <skipped message="${xml(c.notes[0] ?? 'not applicable')}"/>`);
+    } else if (failing.length === 0 && notJudged.has(name) && !findings.some((f) => f.level !== 'info' && !f.suppressed)) {
+      skipped++;
+      body.push(`      <skipped message="${xml(`not judged: ${notJudged.get(name)!}`)}"/>`);
     } else {
-      // A suppressed finding is no failure (SPEC section 7): it is written out with the info ones.
-      const failing = findings.filter((f) => f.level !== 'info' && !f.suppressed);
       if (failing.length > 0) {
         failures++;
         const type = failing.some((f) => f.level === 'fail') ? 'fail' : 'partial';
         const first = failing[0]!;
         body.push(`      <failure type="${type}" message="${xml(`${first.messageId}: ${first.message}`)}">${xml(failing.map(evidenceText).join('\n\n'))}</failure>`);
       }
-      const info = findings.filter((f) => f.level === 'info' || f.suppressed);
-      if (info.length > 0) body.push(`      <system-out>${xml(info.map(evidenceText).join('\n\n'))}</system-out>`);
+      const rest = findings.filter((f) => !counts(f));
+      if (rest.length > 0) body.push(`      <system-out>${xml(rest.map(evidenceText).join('\n\n'))}</system-out>`);
     }
     cases.push(body.length === 0 ? open.replace(/>$/, '/>') : [open, ...body, '    </testcase>'].join('\n'));
   }

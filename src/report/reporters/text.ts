@@ -2,7 +2,7 @@
  * The text reporter (SPEC section 8): grouped by pack, failures first, each finding with its
  * evidence and the command that replays it. Colour only when asked (a TTY without NO_COLOR).
  */
-import { allFindings, targetLabel, type BaselineComparison, type Report, type ReportCheck, type ReportFinding } from '../build.js';
+import { allFindings, coverageLines, targetLabel, type BaselineComparison, type Report, type ReportCheck, type ReportFinding } from '../build.js';
 import { packs } from '../../packs.js';
 import { capLowered } from '../../scoring.js';
 import { matches, suppressionWarning } from '../suppress.js';
@@ -81,7 +81,10 @@ export function renderText(report: Report, opts: TextOptions): string {
     lines.push('');
     lines.push(bold(`${pack.id}`) + dim(` · ${pack.title}`) + (ps?.letter ? `  ${ps.letter} ${ps.percent}%` : dim('  n/a')));
     for (const ch of [...inPack].sort((x, y) => RANK[x.verdict]! - RANK[y.verdict]!)) {
-      lines.push(`  ${mark[ch.verdict]}  ${ch.id}${dim(` · ${ch.title} (${ch.weight})`)}`);
+      const cov = coverageLines(ch);
+      lines.push(`  ${mark[ch.verdict]}  ${ch.id}${dim(` · ${ch.title} (${ch.weight})`)}${cov.summary && ch.verdict !== 'n/a' ? dim(` · ${cov.summary}`) : ''}`);
+      // Tools a verdict does not rest on are always named: unjudged is never shown as passing.
+      if (ch.verdict !== 'n/a') for (const n of cov.notJudged) lines.push(dim(`      ${safeText(n)}`));
       const shown = ch.findings.filter((f) => opts.verbose || f.level !== 'info');
       hiddenInfo += ch.findings.length - shown.length;
       for (const f of shown) lines.push(...renderFinding(f, { red, yellow, dim }));
