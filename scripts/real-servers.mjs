@@ -7,14 +7,18 @@
  *   node scripts/real-servers.mjs            write the doc
  *   node scripts/real-servers.mjs --check    print how the doc differs from a fresh run; exit 1 if it does
  *   node scripts/real-servers.mjs --only a,b audit only these ids (with --check: compare only them)
+ *   node scripts/real-servers.mjs --lib p    audit with the library at p (a copy of dist/, say) instead of dist/
  *
  * test/e2e/corpus.test.ts asserts the doc against the same audits.
  */
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
-import { audit, VERSION } from '../dist/index.js';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { DOC, auditAll, loadManifest, parseDoc, renderDoc } from '../test/corpus/corpus.mjs';
 
 const argv = process.argv.slice(2);
+const libAt = argv.indexOf('--lib');
+const { audit, VERSION } = await import(libAt >= 0 ? pathToFileURL(resolve(argv[libAt + 1] ?? '')).href : '../dist/index.js');
 const check = argv.includes('--check');
 const onlyAt = argv.indexOf('--only');
 const only = onlyAt >= 0 ? new Set((argv[onlyAt + 1] ?? '').split(',').filter(Boolean)) : undefined;
