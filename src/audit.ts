@@ -16,6 +16,7 @@ import { gatherOversized } from './probes/oversized.js';
 import { gatherConcurrency } from './probes/concurrency.js';
 import { gatherDesign } from './probes/design.js';
 import { gatherStrictArguments } from './probes/strict-arguments.js';
+import { detectSdk, type ServerSdk } from './target/sdk.js';
 import { checks as allChecks } from './checks/index.js';
 import type { Artifacts, Check } from './checks/check.js';
 import { buildReport, type Report, type ReportTarget } from './report/build.js';
@@ -23,7 +24,7 @@ import { locateSource } from './report/source.js';
 import { defaultConfig } from './config/defaults.js';
 import type { ResolvedConfig } from './config/schema.js';
 import type { CheckResult, ListedTool } from './types.js';
-import { replayLine } from './replay.js';
+import { rawParamsReplayLine, replayLine } from './replay.js';
 import { Redactor } from './redact.js';
 import { envCanaries, scanSecrets, secretSet } from './secrets.js';
 import type { Launch, PackageRef } from './target/launch.js';
@@ -156,7 +157,9 @@ export async function audit(options: AuditOptions): Promise<Report> {
   const sandbox = sandboxed ? Sandbox.create(config.sandbox) : undefined;
   try {
     const spec = startSpec(sandbox, start.command, start.args, env, options.cwd);
-    return await auditSpec(options, config, spec, sandbox, canaries, fetched, start.pinned);
+    // Which SDK it is built on, read from disk before it starts (for the findings an SDK causes).
+    const sdk = detectSdk([start.command, ...start.args], options.cwd);
+    return await auditSpec(options, config, spec, sandbox, canaries, fetched, start.pinned, sdk);
   } finally {
     sandbox?.dispose();
   }
@@ -201,11 +204,13 @@ async function auditSpec(
   canaries: Record<string, string>,
   fetched?: ReportTarget['package'],
   pinned?: string[],
+  sdk: ServerSdk[] = [],
 ): Promise<Report> {
   const isHttp = 'url' in spec;
   const display = isHttp ? [] : (options.displayCommand ?? (options.command !== undefined ? [options.command, ...(options.args ?? [])] : [spec.command, ...spec.args]));
   const origin = options.origin ? { origin: options.origin } : {};
-  const target: ReportTarget = isHttp ? { kind: 'http', command: [], url: spec.url, ...origin } : { kind: 'stdio', command: display, ...(fetched ? { package: fetched } : {}), ...origin };
+  const built = sdk.length > 0 ? { sdk: sdk.map(({ name, version, from }) => ({ name, version, from })) } : {};
+  const target: ReportTarget = isHttp ? { kind: 'http', command: [], url: spec.url, ...origin } : { kind: 'stdio', command: display, ...(fetched ? { package: fetched } : {}), ...built, ...origin };
   // The replay needs what the server needed: the config file (its env) and the --env names.
   const via = options.replayVia;
   // The replay runs the server as the audit did: without the sandbox, or with the host network.
@@ -217,6 +222,7 @@ async function auditSpec(
   // A launcher line replays with its package pinned to the version audited.
   const trailing = via ? (options.package ? (options.args ?? []) : []) : (pinned ?? display);
   const replay = (tool: string, args: unknown, rawArgs?: string) => replayLine(tool, args, trailing, replayFlags, rawArgs);
+  const replayRawParams = (rawParams: string) => rawParamsReplayLine(rawParams, trailing, replayFlags);
   const enabled = allChecks.filter((c) => config.checks[c.meta.id]?.enabled !== false);
   // What the user handed the server (config env, --env, HTTP headers) may be a credential: never
   // reported. Nor are the canaries: a report that printed them would leak what it is looking for.
@@ -260,6 +266,7 @@ async function auditSpec(
       handshakeSecrets,
       remote: session.remote,
       restarts: rec.restarts,
+      sdk,
     };
     const needs = new Set(enabled.flatMap((c) => c.meta.requires));
     /** A server to call: the live one, or the server started again after it exited. */
@@ -305,7 +312,7 @@ async function auditSpec(
     }
     artifacts.strays = rec.sessions.flatMap((s) => s.wire.strayResponses.map((x) => x.message));
     const source = locateSource(display, options.cwd ?? process.cwd(), config.source, tools.map((x) => x.name));
-    return redactor.value(buildReport({ target, isolation: sandbox?.isolation, config, artifacts, results: judgeAll(enabled, artifacts, replay), startedAt: started, source }));
+    return redactor.value(buildReport({ target, isolation: sandbox?.isolation, config, artifacts, results: judgeAll(enabled, artifacts, replay, replayRawParams), startedAt: started, source }));
   } finally {
     for (const s of rec.sessions) await s.close();
   }
@@ -365,13 +372,18 @@ const MAX_REQUEST_CHARS = 4096;
  * audited, every check but handshake is n/a. Findings that point at a tools/call get its exact
  * request and a replay line.
  */
-export function judgeAll(enabled: readonly Check[], artifacts: Artifacts, replay: (tool: string, args: unknown, rawArgs?: string) => string): CheckResult[] {
+export function judgeAll(
+  enabled: readonly Check[],
+  artifacts: Artifacts,
+  replay: (tool: string, args: unknown, rawArgs?: string) => string,
+  replayRawParams?: (rawParams: string) => string,
+): CheckResult[] {
   return enabled.map((c) => {
     if (c.meta.id !== 'handshake' && (artifacts.openFailure || artifacts.tools.length === 0 || artifacts.listProblem)) {
       return { id: c.meta.id, verdict: 'n/a', findings: [], notes: ['not checked: the target could not be audited (see handshake)'] };
     }
     try {
-      const result = c.judge(artifacts, { replay });
+      const result = c.judge(artifacts, { replay, ...(replayRawParams ? { replayRawParams } : {}) });
       for (const f of result.findings) {
         if (f.replay || !f.evidence.calls?.length) continue;
         const call = artifacts.calls.find((x) => x.seq === f.evidence.calls![0]);

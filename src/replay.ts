@@ -26,3 +26,14 @@ export function replayLine(tool: string, args: unknown, command: string[], flags
   if (command.length > 0) parts.push('--', ...command.map(shellQuote));
   return parts.join(' ');
 }
+
+/**
+ * The `sealmark call --raw-params <text>` line: a tools/call whose whole params member was written
+ * as `rawParams` (protocol-errors' array-params probe sends `[]`), against `command` with `flags`
+ * as in {@link replayLine}.
+ */
+export function rawParamsReplayLine(rawParams: string, command: string[], flags: string[] = []): string {
+  const parts = ['sealmark', 'call', ...flags.map(shellQuote), '--raw-params', shellQuote(rawParams)];
+  if (command.length > 0) parts.push('--', ...command.map(shellQuote));
+  return parts.join(' ');
+}

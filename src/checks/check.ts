@@ -16,6 +16,7 @@ import type { ConcurrencyRun } from '../probes/concurrency.js';
 import type { DesignRun } from '../probes/design.js';
 import type { StrictRun } from '../probes/strict-arguments.js';
 import type { Restart } from '../probes/recorder.js';
+import type { ServerSdk } from '../target/sdk.js';
 import type { SecretHit } from '../secrets.js';
 
 /** A config key a check reads (SPEC section 7). */
@@ -136,6 +137,8 @@ export interface Artifacts {
   design?: DesignRun;
   /** Secrets in the reply to `initialize` (or `server/discover`): its instructions, serverInfo … */
   handshakeSecrets?: SecretHit[];
+  /** The SDKs the server is built on, read from its package or binary (src/target/sdk.ts); absent for a URL. */
+  sdk?: ServerSdk[];
   /** Each time the server exited and was started again (SPEC section 3 step 3), in order. */
   restarts?: Restart[];
   /** Responses (after the handshake) whose id no request was waiting for. */
@@ -162,6 +165,8 @@ export function whyNotRun(a: Artifacts): string {
 export interface JudgeContext {
   /** Builds the `sealmark call` replay line for a tools/call with these arguments. */
   replay: (tool: string, args: unknown, rawArgs?: string) => string;
+  /** Builds the `sealmark call --raw-params` line for a tools/call whose params were `rawParams` verbatim. */
+  replayRawParams?: (rawParams: string) => string;
 }
 
 export interface Check {

@@ -8,6 +8,10 @@ import { whyNotRun, type Check, type CheckMeta } from './check.js';
 import { FIRST_WIRE_ID } from '../target/wire.js';
 import { finding, verdictOf } from './finding.js';
 import type { Finding } from '../types.js';
+import { sdkLabel } from '../target/sdk.js';
+
+/** Probes an SDK's protocol layer answers before a server's own code sees the request. */
+const SDK_PROBES: ReadonlySet<string> = new Set(['unknown-method', 'unknown-notification', 'array-params']);
 
 export const meta: CheckMeta = {
   id: 'protocol-errors',
@@ -34,14 +38,14 @@ export const meta: CheckMeta = {
     { verdict: 'n/a', when: 'the server was gone, or robust-input had stopped after three hangs, before the probes could run' },
   ],
   messages: {
-    'unknown-method-code': 'an unknown method was answered with error {code} instead of -32601 (Method not found)',
-    'unknown-method-result': 'an unknown method was answered with a result instead of error -32601',
+    'unknown-method-code': 'an unknown method was answered with error {code} instead of -32601 (Method not found){sdk}',
+    'unknown-method-result': 'an unknown method was answered with a result instead of error -32601{sdk}',
     'notification-answered': 'the notification {method} was answered: {reply}',
     'unknown-tool-succeeded': 'tools/call of a tool that does not exist ({tool}) succeeded',
-    'array-params-accepted': 'tools/call with params as an array succeeded instead of failing',
-    malformed: 'the reply to {probe} is not valid JSON-RPC ({problem})',
-    died: 'the server {how} after the {probe} probe',
-    'no-reply': 'the {probe} request got no reply within {ms} ms (the server lives, but dropped it; JSON-RPC requires an error)',
+    'array-params-accepted': 'tools/call with params as an array succeeded instead of failing{sdk}',
+    malformed: 'the reply to {probe} is not valid JSON-RPC ({problem}){sdk}',
+    died: 'the server {how} after the {probe} probe{sdk}',
+    'no-reply': 'the {probe} request got no reply within {ms} ms (the server lives, but dropped it; JSON-RPC requires an error){sdk}',
     'stray-response': '{count} responses carried an id no request was waiting for, e.g. {example}',
   },
   docs: {
@@ -53,9 +57,10 @@ export const meta: CheckMeta = {
       'A notification must never be answered (JSON-RPC 2.0 section 4.1); any response arriving within 300 ms is quoted.',
       'An unknown tool may be answered with a JSON-RPC error (-32602 per the spec) or an isError result (what SDK 1.21–1.32 servers send); a success is partial.',
       'Array params must be answered with an error. A request that gets no reply while later ones are answered was dropped (partial: JSON-RPC requires an error reply; SDK 1.x servers drop array params this way); an exit, or silence from then on, fails.',
+      'When the server is built on a known SDK (its package\'s dependencies, or the module and crate names in its binary: @modelcontextprotocol/sdk, fastmcp, tmcp, mcp-go, go-sdk, rmcp), the findings of the requests the SDK answers before the server\'s code (the unknown method, the notifications, array params) name it and its version, and replay with `sealmark call --raw-params`.',
       'Scoring: scored (pass 1, partial 0.5, fail 0).',
     ],
-    fix: 'Use an MCP SDK\'s request router, which answers unknown methods with -32601 and ignores unknown notifications; never send a response to a message that has no id; return an error for an unknown tool name; validate params shape before reading it.',
+    fix: 'On a hand-written server: answer unknown methods with -32601, ignore unknown notifications, never send a response to a message that has no id, return an error for an unknown tool name, and check the params shape before reading it. On an SDK (the finding names it, read from the server\'s package or binary): the unknown-method, notification and malformed-params replies come from the SDK before your code runs, and every server on that version answers the same; upgrade it where a later release answers correctly, or report it upstream.',
     falsePositives: ['notifications/roots/list_changed is sent although sealmark declares no roots capability; a server may log it, but must not answer it.'],
     falseNegatives: ['Batches, invalid UTF-8 and non-JSON input are not sent (they break the stdio framing rules for clients).'],
     limits: ['One request of each kind.'],
@@ -64,12 +69,24 @@ export const meta: CheckMeta = {
 
 export const check: Check = {
   meta,
-  judge(a) {
+  judge(a, ctx) {
     const run = a.protocol;
     if (!run) {
       return { id: meta.id, verdict: 'n/a', findings: [], notes: [`not run: ${whyNotRun(a)} before the protocol probes`] };
     }
     const out: Finding[] = [];
+    // The requests an SDK answers before the server's code: a finding of one names the SDK.
+    const sdk = a.sdk && a.sdk.length > 0 ? sdkLabel(a.sdk) : undefined;
+    const probeOf = (id: string, data: Record<string, string | number>) =>
+      typeof data.probe === 'string' ? data.probe : id.startsWith('unknown-method') ? 'unknown-method' : id === 'array-params-accepted' ? 'array-params' : undefined;
+    const F = (id: string, level: Finding['level'], data: Record<string, string | number>, ev: Finding['evidence'], extra: { request?: string } = {}) => {
+      const probe = probeOf(id, data);
+      const byProbe = sdk && probe && SDK_PROBES.has(probe);
+      const note = byProbe ? `; ${sdk} handles the ${probe} request before the server's own code, so every server on that version does the same: upgrade it where a later release answers correctly, or report it upstream` : '';
+      const withSdk = meta.messages[id]!.includes('{sdk}') ? { ...data, sdk: note } : data;
+      const replay = probe === 'array-params' && ctx.replayRawParams ? { replay: ctx.replayRawParams('[]') } : {};
+      return finding(meta, id, level, withSdk, ev, { ...extra, ...replay });
+    };
     const PROBES = ['unknown-method', 'notification-follow-up', 'unknown-tool', 'array-params'];
     const first = a.calls.find((c) => PROBES.includes(c.probe));
     // Its own calls only: the probes and the liveness checks between them (later gatherers have theirs).
@@ -81,32 +98,32 @@ export const check: Check = {
       if (PROBES.includes(c.probe)) last = c.probe === 'notification-follow-up' ? 'unknown-notification' : c.probe;
       const r = c.exchange.reply;
       if (r.kind === 'exited') {
-        out.push(finding(meta, 'died', 'fail', { how: 'exited', probe: last }, { calls: [c.seq] }, { request: c.exchange.sent }));
+        out.push(F('died', 'fail', { how: 'exited', probe: last }, { calls: [c.seq] }, { request: c.exchange.sent }));
         // The server was started again for the probes after this one (SPEC section 3 step 3).
         continue;
       }
       if (r.kind === 'hang') {
         // Silence on one request is a dropped request if the server answers a later one; otherwise it stopped answering.
         const later = seq.slice(i + 1).some((x) => x.exchange.reply.kind === 'response' || x.exchange.reply.kind === 'malformed');
-        if (later) out.push(finding(meta, 'no-reply', 'partial', { probe: last, ms: r.waitedMs }, { calls: [c.seq] }, { request: c.exchange.sent }));
+        if (later) out.push(F('no-reply', 'partial', { probe: last, ms: r.waitedMs }, { calls: [c.seq] }, { request: c.exchange.sent }));
         else {
-          out.push(finding(meta, 'died', 'fail', { how: 'stopped answering', probe: last }, { calls: [c.seq] }, { request: c.exchange.sent }));
+          out.push(F('died', 'fail', { how: 'stopped answering', probe: last }, { calls: [c.seq] }, { request: c.exchange.sent }));
           break;
         }
         continue;
       }
       if (r.kind === 'malformed') {
-        out.push(finding(meta, 'malformed', 'partial', { probe: c.probe, problem: r.problem }, { calls: [c.seq] }, { request: c.exchange.sent }));
+        out.push(F('malformed', 'partial', { probe: c.probe, problem: r.problem }, { calls: [c.seq] }, { request: c.exchange.sent }));
         continue;
       }
       const isErrorResult = typeof r.result === 'object' && r.result !== null && (r.result as { isError?: unknown }).isError === true;
       if (c.probe === 'unknown-method') {
-        if (r.error && r.error.code !== -32601) out.push(finding(meta, 'unknown-method-code', 'partial', { code: String(r.error.code) }, { calls: [c.seq] }, { request: c.exchange.sent }));
-        if (!r.error) out.push(finding(meta, 'unknown-method-result', 'partial', {}, { calls: [c.seq] }, { request: c.exchange.sent }));
+        if (r.error && r.error.code !== -32601) out.push(F('unknown-method-code', 'partial', { code: String(r.error.code) }, { calls: [c.seq] }, { request: c.exchange.sent }));
+        if (!r.error) out.push(F('unknown-method-result', 'partial', {}, { calls: [c.seq] }, { request: c.exchange.sent }));
       } else if (c.probe === 'unknown-tool' && !r.error && !isErrorResult) {
-        out.push(finding(meta, 'unknown-tool-succeeded', 'partial', { tool: c.tool ?? '' }, { calls: [c.seq] }, { request: c.exchange.sent }));
+        out.push(F('unknown-tool-succeeded', 'partial', { tool: c.tool ?? '' }, { calls: [c.seq] }, { request: c.exchange.sent }));
       } else if (c.probe === 'array-params' && !r.error && !isErrorResult) {
-        out.push(finding(meta, 'array-params-accepted', 'partial', {}, { calls: [c.seq] }, { request: c.exchange.sent }));
+        out.push(F('array-params-accepted', 'partial', {}, { calls: [c.seq] }, { request: c.exchange.sent }));
       }
     }
     const answeredNotes = new Set<unknown>();
@@ -114,7 +131,7 @@ export const check: Check = {
       for (const reply of n.replies) {
         answeredNotes.add(reply);
         const text = JSON.stringify(reply).slice(0, 200);
-        out.push(finding(meta, 'notification-answered', 'partial', { method: n.method, reply: text }, { calls: [n.followUpSeq], quotes: [text] }, { request: n.sent }));
+        out.push(F('notification-answered', 'partial', { method: n.method, reply: text }, { calls: [n.followUpSeq], quotes: [text] }, { request: n.sent }));
       }
     }
     // Second or wrong-id answers during the concurrency burst are that check's finding, not this one's.
@@ -128,7 +145,7 @@ export const check: Check = {
     };
     const strays = a.strays.filter((s) => !answeredNotes.has(s) && !burst.has(s) && !(answersNotifications && foreignId(s)));
     if (strays.length > 0) {
-      out.push(finding(meta, 'stray-response', 'partial', { count: strays.length, example: JSON.stringify(strays[0]).slice(0, 200) }, { quotes: strays.slice(0, 3).map((s) => JSON.stringify(s).slice(0, 200)) }));
+      out.push(F('stray-response', 'partial', { count: strays.length, example: JSON.stringify(strays[0]).slice(0, 200) }, { quotes: strays.slice(0, 3).map((s) => JSON.stringify(s).slice(0, 200)) }));
     }
     return { id: meta.id, verdict: verdictOf(out), findings: out, notes: [] };
   },

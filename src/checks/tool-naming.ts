@@ -71,7 +71,7 @@ export const check: Check = {
       const wrote = a.calls.find((c) => c.tool === t.name && c.effects?.some((e) => e.kind === 'file' || e.kind === 'shim'));
       const confirm = (hint: string) => {
         const e = wrote!.effects!.find((x) => x.kind === 'file' || x.kind === 'shim')!;
-        out.push(finding(meta, 'confirmed', 'fail', { ...data, effect: `${e.kind}: ${e.detail}`.slice(0, 200), hint }, { ...ev, calls: [wrote!.seq] }, { tool: t.name }));
+        out.push(finding(meta, 'confirmed', 'fail', { ...data, effect: `${e.kind}: ${e.detail}`.slice(0, 200), hint }, { ...ev, calls: [wrote!.seq], quotes: [e.detail] }, { tool: t.name }));
       };
       if (v.kind === 'write' && h.readOnlyHint === true) {
         if (wrote) confirm('readOnlyHint true');

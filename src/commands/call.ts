@@ -29,7 +29,13 @@ const CANARY_PLACEHOLDER = `[redacted:${ARGUMENT_CANARY_NAME}]`;
 const RAW_MARKER = `sealmark:raw-args:${randomBytes(12).toString('hex')}`;
 
 export interface CallCliOptions {
-  tool: string;
+  /** The tool; not needed with `rawParams`. */
+  tool?: string;
+  /**
+   * `--raw-params <text>`: the whole params member of the tools/call written verbatim (`[]`): the
+   * replay of protocol-errors' array-params probe, which names no tool.
+   */
+  rawParams?: string;
   /** `--client-config <file> --server <name>`: the server of that entry (how client-config replays are written). */
   clientConfig?: string;
   server?: string;
@@ -75,6 +81,10 @@ export async function runCall(command: string[], opts: CallCliOptions): Promise<
   }
   let args: unknown;
   if (opts.args !== undefined && opts.rawArgs !== undefined) throw new UsageError('give --args or --raw-args, not both');
+  if (opts.rawParams !== undefined && (opts.tool !== undefined || opts.args !== undefined || opts.rawArgs !== undefined)) {
+    throw new UsageError('--raw-params is the whole params member: give it without --tool, --args or --raw-args');
+  }
+  if (opts.rawParams === undefined && opts.tool === undefined) throw new UsageError("--tool <name> is required (or --raw-params '<text>' for a params member written verbatim)");
   // A report shows the argument canary redacted; the replay sends this process's canary in its
   // place, so that an echo of it is caught again (secret-echo `argument-canary`).
   const rawArgs = opts.rawArgs?.replaceAll(CANARY_PLACEHOLDER, ARGUMENT_CANARY);
@@ -138,16 +148,16 @@ async function callIn(
   try {
     const listing = await opened.listTools(timeoutMs);
     const tool = listing.tools.find((t) => (t as { name?: unknown })?.name === opts.tool) as { inputSchema?: unknown } | undefined;
-    const params: Record<string, unknown> = { name: opts.tool };
-    if (args !== undefined) params.arguments = args;
+    const params: unknown = opts.rawParams !== undefined ? RAW_MARKER : { name: opts.tool, ...(args !== undefined ? { arguments: args } : {}) };
     const mark = sandbox?.mark();
-    const splice = opts.rawArgs !== undefined ? { marker: RAW_MARKER, text: opts.rawArgs } : undefined;
+    const raw = opts.rawParams ?? opts.rawArgs;
+    const splice = raw !== undefined ? { marker: RAW_MARKER, text: raw } : undefined;
     const ex = await opened.request('tools/call', params, timeoutMs, { splice });
     await new Promise((r) => setTimeout(r, EFFECT_GRACE_MS));
     const effects = mark && sandbox ? sandbox.effectsSince(mark) : [];
     const cl = classifyReply({ reply: ex.reply, declaredParams: propertiesOf(tool?.inputSchema).map((p) => p.name), protocolVersion: opened.handshake.protocolVersion });
     const out: string[] = [];
-    out.push(`protocol ${opened.handshake.protocolVersion ?? '?'}${tool ? '' : `  (note: ${opts.tool} is not in tools/list)`}`);
+    out.push(`protocol ${opened.handshake.protocolVersion ?? '?'}${tool || opts.tool === undefined ? '' : `  (note: ${opts.tool} is not in tools/list)`}`);
     out.push(`sent     ${ex.sent}`);
     const r = ex.reply;
     const shown = r.kind === 'malformed' && r.raw === null ? `(none readable: ${r.problem})` : r.kind === 'response' || r.kind === 'malformed' ? JSON.stringify(r.raw) : r.kind === 'hang' ? `no reply within ${r.waitedMs} ms` : r.exit?.lost ? `the connection was lost: ${r.exit.lost}` : 'the server exited';

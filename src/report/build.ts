@@ -157,6 +157,13 @@ export interface ReportTarget {
    */
   package?: FetchedPackage;
   /**
+   * The MCP SDKs a stdio server is built on, outermost first (`fastmcp` before the
+   * `@modelcontextprotocol/sdk` under it), read before it started from its package's dependencies
+   * (`from: package`) or from the module and crate names in its binary (`from: binary`). Findings an
+   * SDK causes name it (SPEC section 5).
+   */
+  sdk?: { name: string; version: string; from: 'package' | 'binary' }[];
+  /**
    * Where the target came from when it was not given directly: `--server-json` (the file, the
    * entry as `packages[N]` or `remotes[N]`, and what reading it noted: an optional input left out,
    * an unknown schema date).

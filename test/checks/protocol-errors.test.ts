@@ -3,7 +3,9 @@
  * notifications, unknown tool, array params, each followed by a liveness request.
  */
 import { describe, expect, it } from 'vitest';
-import { auditFixture, checkOf, findingsOf, graded, LATER_PACKS_OFF } from '../helpers/run.js';
+import { auditFixture, checkOf, findingsOf, fixture, graded, LATER_PACKS_OFF } from '../helpers/run.js';
+import { runCli } from '../helpers/cli.js';
+import { shellQuote } from '../../src/replay.js';
 import type { Report } from '../../src/report/build.js';
 
 /** robust-input off: only the protocol probes run. hang_ms also bounds each protocol request. */
@@ -94,6 +96,22 @@ describe('correct-sdk.mjs (official v1 SDK)', () => {
     expect((unknown.reply.raw as { error: { code: number } }).error.code).toBe(-32601);
     const tool = r.calls.find((c) => c.probe === 'unknown-tool')!;
     expect((tool.reply.raw as { result: { isError: boolean } }).result.isError).toBe(true);
+    // The fixture's own package names no SDK among its dependencies: no SDK is blamed.
+    expect(r.target.sdk).toBeUndefined();
+    expect(f!.replay).toBe(`sealmark call --raw-params '[]' -- ${shellQuote(process.execPath)} ${shellQuote(fixture('correct-sdk.mjs'))}`);
+  });
+
+  it('the replay line sends the same params: [] and gets the same silence', async () => {
+    const r = await runCli(['call', '--raw-params', '[]', '--timeout-probe', '1', '--', process.execPath, fixture('correct-sdk.mjs')]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^sent {5}\{"jsonrpc":"2\.0","id":\d+,"method":"tools\/call","params":\[\]\}$/m);
+    expect(r.stdout).toMatch(/^class {4}hang$/m);
+  });
+
+  it('--raw-params stands alone: with --tool it is a usage error (exit 2)', async () => {
+    const r = await runCli(['call', '--raw-params', '[]', '--tool', 'x', '--', process.execPath, fixture('correct-sdk.mjs')]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--raw-params is the whole params member');
   });
 });
 

@@ -23,7 +23,15 @@ beforeAll(async () => {
 
 afterAll(() => {
   // Belt and braces: nothing the corpus started is still running, whatever a failed test left.
-  for (const r of results.values()) for (const p of processesOf(r.marker)) process.kill(p.pid, 'SIGKILL');
+  for (const r of results.values()) {
+    for (const p of processesOf(r.marker)) {
+      try {
+        process.kill(p.pid, 'SIGKILL');
+      } catch {
+        // gone meanwhile
+      }
+    }
+  }
 });
 
 const result = (id: string): CorpusResult => {

@@ -213,6 +213,10 @@ function expectSdk1ProtocolBehaviour(r: Report) {
   expect(noReply!.level).toBe('partial');
   expect(noReply!.data.probe).toBe('array-params');
   expect(noReply!.data.ms as number).toBeGreaterThanOrEqual(10_000);
+  // SPEC section 5: the finding an SDK causes names it, read from the server's package, and replays.
+  expect(r.target.sdk).toEqual([{ name: '@modelcontextprotocol/sdk', version: '1.32.2', from: 'package' }]);
+  expect(noReply!.message).toContain("; @modelcontextprotocol/sdk 1.32.2 handles the array-params request before the server's own code, so every server on that version does the same");
+  expect(noReply!.replay).toMatch(/^sealmark call --raw-params '\[\]' -- /);
   // Nothing answered a notification and no response carried an unknown id.
   expect(findingsOf(r, 'protocol-errors', 'notification-answered')).toEqual([]);
   expect(findingsOf(r, 'protocol-errors', 'stray-response')).toEqual([]);

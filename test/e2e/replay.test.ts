@@ -170,6 +170,8 @@ const CASES: Case[] = [
   // refunds.log: changed in the audit (the filler call had created it), created in the replay (see sameWrite).
   { check: 'two-step-writes', audit: 'anyProposal', messageId: 'made-up-proposal-accepted', effect: true },
   { check: 'annotations', audit: 'readonlyWriter', messageId: 'read-only-effect', effect: true },
+  // The name says a write and a call wrote: behaviour confirms the name, so tool-naming fails and replays.
+  { check: 'tool-naming', audit: 'readonlyWriter', messageId: 'confirmed', effect: true },
   // The first of the two identical calls; the audit saw it change ./outbox.log (created by an
   // earlier call of the run), the replay's empty scratch directory sees it created (see sameWrite).
   { check: 'idempotency-key', audit: 'mailer', messageId: 'double-effect', effect: true },
