@@ -10,7 +10,7 @@ import { IRREVERSIBLE_VERBS, PROPOSAL_NAMES, irreversibleKind } from '../naming.
 import { MADE_UP_PROPOSAL, proposalProperty } from '../probes/design.js';
 import { propertiesOf } from '../schema.js';
 import { flaggedProperties } from '../flags.js';
-import type { Finding } from '../types.js';
+import type { Finding, ListedTool } from '../types.js';
 
 export const meta: CheckMeta = {
   id: 'two-step-writes',
@@ -32,7 +32,7 @@ export const meta: CheckMeta = {
     { verdict: 'fail', when: 'an execute step acted on a made-up proposal id, or an irreversible single-step tool acted on a call sealmark made (no human approved anything)' },
     { verdict: 'partial', when: 'an irreversible tool takes no proposal id, or an execute step carries an approval Boolean a filler sets true' },
     { verdict: 'pass', when: 'every irreversible tool is an execute step that refused the made-up proposal, with no approval switch' },
-    { verdict: 'n/a', when: 'no tool is irreversible by its name' },
+    { verdict: 'n/a', when: 'no tool is irreversible by its name or its stated destructiveHint, none is guarded by a confirm Boolean, and none requires a proposal id' },
   ],
   messages: {
     'single-step': '{tool}: an irreversible write ({kind}) in one step: it takes no proposal id from a propose step',
@@ -40,12 +40,14 @@ export const meta: CheckMeta = {
     'made-up-proposal-accepted': '{tool}: accepted the made-up {property} "{value}"{effect}',
     'made-up-proposal-no-answer': '{tool}: on a made-up {property}, {what} instead of a refusal',
     'approval-switch': '{tool}: {property} is an approval Boolean in the execute step: a filler sets it true, so it approves nothing (see armed-flags)',
+    'confirm-only': '{tool}: its only guard is the Boolean {property}; a filler sets it true, so it approves nothing: use a propose step and a proposal id',
   },
   docs: {
     summary:
       'An agent that refunds, sends, deploys or deletes on its own can ruin somebody\'s day. The seed\'s pattern: a propose tool builds the action and returns an id, a human approves it, and only then does an execute tool act, given that id. An execute tool that acts on any id, or an approval flag the model can simply set to true, defeats the pattern.',
     how: [
       `A tool is irreversible when its name starts with one of these verbs: ${Object.entries(IRREVERSIBLE_VERBS).map(([k, v]) => `${k}: ${v.join(', ')}`).join('; ')}.`,
+      'A tool is irreversible too when it states destructiveHint: true, or when its only guard is an approval Boolean (confirm, confirmed, approved, user_confirmed …): such a guard is what a propose step should be, and a filler sets it true (partial `confirm-only`, beside `single-step`).',
       `It is an execute step when it requires a proposal id: a property named ${PROPOSAL_NAMES.map((p) => p.join('_')).join(', ')} (any naming style). An irreversible tool that is not an execute step is partial; if the sandbox saw it act on a call sealmark made of its own accord (a filler or default call: nobody approved it), it fails. Calls from your probes: entries are yours, and do not count.`,
       'Each execute step is called in the sandbox with that made-up proposal id: an accepted reply, or any effect, fails; the server exiting on it fails, and no reply within the hang limit is partial (neither is a refusal).',
       'A Boolean property of an execute step that armed-flags reads as an approval or a side-effect switch (approved_by_user, confirm) is partial: a filler sets it true.',
@@ -67,8 +69,10 @@ const FROM_USER = new Set(['user-probe', 'repeat-first', 'repeat-second']);
 export const check: Check = {
   meta,
   judge(a) {
-    const irreversible = a.tools.map((t) => ({ t, kind: irreversibleKind(t.name), proposal: proposalProperty(t) })).filter((x) => x.kind !== undefined || x.proposal !== undefined);
-    if (irreversible.length === 0) return { id: meta.id, verdict: 'n/a', findings: [], notes: ['no tool is irreversible by its name, and none requires a proposal id'] };
+    const irreversible = a.tools
+      .map((t) => ({ t, kind: irreversibleKind(t.name) ?? guardedKind(t), proposal: proposalProperty(t) }))
+      .filter((x) => x.kind !== undefined || x.proposal !== undefined);
+    if (irreversible.length === 0) return { id: meta.id, verdict: 'n/a', findings: [], notes: ['no tool is irreversible by its name or its destructiveHint, none is guarded by a confirm Boolean, and none requires a proposal id'] };
     const out: Finding[] = [];
     const notes: string[] = [];
     if (!a.design) notes.push(`the made-up proposals were not sent (${whyNotRun(a)})`);
@@ -78,6 +82,8 @@ export const check: Check = {
       const ev = { schemaPaths: [`tools[${t.index}].inputSchema`] };
       if (!proposal) {
         out.push(finding(meta, 'single-step', 'partial', { tool: t.name, kind: kind! }, ev, { tool: t.name }));
+        // A confirm Boolean in place of a proposal guards nothing: a filler sets it true.
+        for (const g of approvalSwitches(t)) out.push(finding(meta, 'confirm-only', 'partial', { tool: t.name, property: g }, { schemaPaths: [`tools[${t.index}].inputSchema.properties.${g}`] }, { tool: t.name }));
         // Calls the user vouched for (a probes: entry, and its repeats) are not "nobody approved".
         for (const c of a.calls.filter((x) => x.tool === t.name && x.effects?.length && x.classification?.class === 'accepted' && !FROM_USER.has(x.probe))) {
           const effect = c.effects!.map((e) => `${e.kind}: ${e.detail}`).join('; ');
@@ -108,3 +114,21 @@ export const check: Check = {
     return { id: meta.id, verdict: verdictOf(findings), findings, notes };
   },
 };
+
+/** The approval Booleans of a tool (confirm, approved_by_user …), from the flag reader of armed-flags. */
+function approvalSwitches(t: ListedTool): string[] {
+  return flaggedProperties(t)
+    .filter((f) => f.reasons.some((r) => r.kind === 'approval'))
+    .map((f) => f.property);
+}
+
+/**
+ * Why a tool whose name carries no irreversible verb is irreversible all the same: it states
+ * destructiveHint: true, or it is guarded by an approval Boolean (a destructive tool whose only
+ * guard is `confirm`: hidden-corpus kind of issue 13).
+ */
+function guardedKind(t: ListedTool): string | undefined {
+  if (t.annotations?.destructiveHint === true && t.annotations?.readOnlyHint !== true) return 'destructive, as its annotations state';
+  if (approvalSwitches(t).length > 0) return 'guarded by a confirm Boolean';
+  return undefined;
+}

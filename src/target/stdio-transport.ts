@@ -356,9 +356,17 @@ export class AuditStdioTransport implements Transport {
 }
 
 /** True for an object that has `jsonrpc: "2.0"` and a method or an id (a request, notification or response). */
+/**
+ * A line that is a JSON-RPC 2.0 message: a request or notification (a `method`), or a response (an
+ * `id`). A response with `"id": null` is one only as an error (JSON-RPC 2.0 section 5: null is the
+ * id of a request that could not be read); `"id": null` with a `result` answers nothing a client
+ * sent, and is stdout noise (a logger that prints JSON-RPC-looking objects).
+ */
 function isJsonRpcShaped(value: unknown): boolean {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
   const v = value as Record<string, unknown>;
   if (v.jsonrpc !== '2.0') return false;
-  return typeof v.method === 'string' || 'id' in v;
+  if (typeof v.method === 'string') return true;
+  if (!('id' in v)) return false;
+  return !(v.id === null && 'result' in v && !('error' in v));
 }

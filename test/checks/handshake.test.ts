@@ -141,3 +141,16 @@ describe('listing and negotiation', () => {
     expect(r.calls[0]!.request).not.toContain('_meta');
   });
 });
+
+// Hidden-corpus kind (issue 13): `{"jsonrpc":"2.0","id":null,"result":…}` on stdout after
+// notifications/initialized is not JSON-RPC a server may send (id null belongs to errors only).
+describe('cases/id-null-result.mjs', () => {
+  it('is partial `stdout-noise` quoting the id-null result, and no stray response', async () => {
+    const r = await auditFixture('cases/id-null-result.mjs', { checks: { ...LATER_PACKS_OFF } });
+    expect(checkOf(r, 'handshake').verdict).toBe('partial');
+    expect(graded(r, 'handshake')).toEqual(['stdout-noise']);
+    const [f] = findingsOf(r, 'handshake', 'stdout-noise');
+    expect(f!.evidence.quotes).toEqual(['{"jsonrpc":"2.0","id":null,"result":{"status":"ready"}}']);
+    expect(findingsOf(r, 'protocol-errors', 'stray-response')).toEqual([]);
+  }, 60_000);
+});

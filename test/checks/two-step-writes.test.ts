@@ -69,7 +69,7 @@ describe('irreversible writes in one step', () => {
   it('C8: cancel_payment cancels on the filler call nobody approved: `acted-without-proposal`', () => {
     const r = runs.c8!;
     expect(checkOf(r, ID).verdict).toBe('fail');
-    expect(graded(r, ID)).toEqual(['acted-without-proposal', 'single-step']);
+    expect(graded(r, ID)).toEqual(['acted-without-proposal', 'confirm-only', 'single-step']);
     const [f] = findingsOf(r, ID, 'acted-without-proposal');
     expect(f!.message).toBe('cancel_payment: acted on a call nobody approved (filler-call): file: created ./payments.log');
     const call = r.calls.find((c) => c.seq === f!.evidence.calls![0])!;
@@ -101,4 +101,24 @@ describe('beyond max_tools (adversarial-design/execute-beyond-max-tools.mjs)', (
     expect(checkOf(r, ID).notes).toContain('not called (beyond max_tools): send_payout');
     expect(r.calls.filter((c) => c.tool === 'send_payout' && c.probe === 'made-up-proposal')).toEqual([]);
   });
+});
+
+// Hidden-corpus kind (issue 13): a destructive tool whose only guard is a `confirm` argument is
+// judged by two-step-writes, not n/a, though its name carries no irreversible verb.
+describe('design/confirm-only.mjs', () => {
+  it('judges clear_history: single-step and confirm-only partial, and a fail for acting on the filler call', async () => {
+    const r = await auditFixture('design/confirm-only.mjs');
+    const c = checkOf(r, 'two-step-writes');
+    expect(c.verdict).toBe('fail');
+    expect(c.findings.map((f) => [f.messageId, f.level])).toEqual([
+      ['single-step', 'partial'],
+      ['confirm-only', 'partial'],
+      ['acted-without-proposal', 'fail'],
+    ]);
+    expect(findingsOf(r, 'two-step-writes', 'single-step')[0]!.data.kind).toBe('destructive, as its annotations state');
+    expect(findingsOf(r, 'two-step-writes', 'confirm-only')[0]!.message).toBe('clear_history: its only guard is the Boolean confirm; a filler sets it true, so it approves nothing: use a propose step and a proposal id');
+    const acted = findingsOf(r, 'two-step-writes', 'acted-without-proposal')[0]!;
+    expect(acted.data.probe).toBe('filler-call');
+    expect(acted.evidence.quotes).toEqual(['created ./history-cleared.log']);
+  }, 60_000);
 });
