@@ -97,7 +97,7 @@ export const check: Check = {
     out.push(
       finding(meta, 'negotiated', 'info', {
         version: h.protocolVersion ?? 'unknown',
-        era: h.era ?? 'unknown',
+        era: eraWords(h.era),
         server: `${String(h.serverInfo?.name ?? '?')} ${String(h.serverInfo?.version ?? '')}`.trim(),
       }),
     );
@@ -116,3 +116,11 @@ export const check: Check = {
     return { id: meta.id, verdict: verdictOf(out), findings: out, notes: [] };
   },
 };
+
+/**
+ * How a session was negotiated, in words: `legacy` is the initialize handshake (2024-11-05 to
+ * 2025-11-25), `modern` the stateless 2026-07-28 protocol (server/discover, no session).
+ */
+export function eraWords(era: string | null | undefined): string {
+  return era === 'legacy' ? 'initialize handshake' : era === 'modern' ? 'stateless, server/discover' : 'unknown';
+}

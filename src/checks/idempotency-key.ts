@@ -28,12 +28,12 @@ export const meta: CheckMeta = {
   ],
   verdicts: [
     { verdict: 'fail', when: 'both calls of a repeat had effects (no key offered, or the same key ignored)' },
-    { verdict: 'partial', when: 'a tool that writes and is not idempotent offers no idempotency key' },
+    { verdict: 'partial', when: 'a tool that writes and is not declared idempotent (idempotentHint false or absent) offers no idempotency key' },
     { verdict: 'pass', when: 'every such tool offers a key, and every repeat had at most one effect' },
     { verdict: 'n/a', when: 'no tool writes non-idempotently (readOnlyHint or idempotentHint true, or no write in its name or hints)' },
   ],
   messages: {
-    'no-key': '{tool}: writes and is not idempotent, but offers no idempotency key ({names})',
+    'no-key': '{tool}: writes and is not declared idempotent (idempotentHint {hint}), but offers no idempotency key ({names})',
     'double-effect': '{tool}: the same call twice made two effects, and the tool offers no key to tell them apart: {effect}',
     'key-ignored': '{tool}: the same call twice with the same {key} made two effects: {effect}',
     'key-honoured': '{tool}: the second call with the same {key} had no effect',
@@ -65,7 +65,7 @@ export const check: Check = {
     const writers = a.tools.filter(writesNonIdempotently);
     if (writers.length === 0) return { id: meta.id, verdict: 'n/a', findings: [], notes: ['no tool writes non-idempotently'] };
     for (const t of writers) {
-      if (!keyProperty(t)) out.push(finding(meta, 'no-key', 'partial', { tool: t.name, names: 'idempotency_key, request_id, client_token, dedupe_key …' }, { schemaPaths: [`tools[${t.index}].inputSchema.properties`] }, { tool: t.name }));
+      if (!keyProperty(t)) out.push(finding(meta, 'no-key', 'partial', { tool: t.name, hint: t.annotations?.idempotentHint === false ? 'false' : 'absent', names: 'idempotency_key, request_id, client_token, dedupe_key …' }, { schemaPaths: [`tools[${t.index}].inputSchema.properties`] }, { tool: t.name }));
     }
     const notes: string[] = [];
     const run = a.design;

@@ -120,6 +120,7 @@ export const check: Check = {
     const calls = a.calls.filter((c) => c.tool !== undefined && (INVALID_PROBES.has(c.probe) || VALID_PROBES.has(c.probe)));
     const replayOf = (c: ProbeCall) => ({ tool: c.tool, replay: ctx.replay(c.tool!, c.arguments), request: c.exchange.sent });
     const hangMs = (c: ProbeCall) => (c.exchange.reply.kind === 'hang' ? c.exchange.reply.waitedMs : 0);
+    const shownReply = new Set<string>();
     for (const c of calls) {
       const cl = c.classification;
       if (!cl) continue;
@@ -128,7 +129,7 @@ export const check: Check = {
       if (cl.leaks.length > 0) {
         const patterns = [...new Set(cl.leaks.map((l) => l.pattern))].join(', ');
         const lines = [...new Set(cl.leaks.map((l) => l.line))];
-        out.push(finding(meta, 'leak', 'partial', { ...base, pattern: patterns, line: lines[0]! }, { calls: [c.seq], quotes: lines }, replayOf(c)));
+        out.push(finding(meta, 'leak', 'partial', { ...base, pattern: patterns, line: lines[0]! }, { calls: [c.seq], quotes: [...lines, `reply to ${c.probe}: ${cl.text.slice(0, 160)}`] }, replayOf(c)));
       }
       const valid = VALID_PROBES.has(c.probe);
       switch (cl.class) {
@@ -161,7 +162,11 @@ export const check: Check = {
           // In the sandbox, what the accepted call set off is shown beside the proof of invalidity
           // (case C7: the undeclared key reached the effect).
           const effects = (c.effects ?? []).map((e) => `effect: ${e.kind}: ${e.detail}`);
-          out.push(finding(meta, 'accepted', 'partial', { ...base, why }, { calls: [c.seq], quotes: [...(c.invalidBecause?.slice(0, 3) ?? []), ...effects] }, replayOf(c)));
+          // The server's own reply, labelled with its probe (SPEC section 8): the first one per tool,
+          // so the findings grouped from several calls keep room for their effects.
+          const reply = cl.text && !shownReply.has(c.tool!) ? [`reply to ${c.probe}: ${cl.text.slice(0, 160)}`] : [];
+          shownReply.add(c.tool!);
+          out.push(finding(meta, 'accepted', 'partial', { ...base, why }, { calls: [c.seq], quotes: [...(c.invalidBecause?.slice(0, 3) ?? []), ...effects, ...reply] }, replayOf(c)));
           break;
         }
         case 'lenient-downstream':

@@ -123,7 +123,7 @@ describe('listing and negotiation', () => {
     expect(r.protocol).toEqual({ version: '2026-07-28', era: 'modern', server: { name: 'modern-fixture', version: '1.0.0' } });
     expect(checkOf(r, 'handshake').verdict).toBe('pass');
     expect(graded(r, 'handshake')).toEqual([]);
-    expect(findingsOf(r, 'handshake', 'negotiated')[0]!.message).toBe('negotiated 2026-07-28 (modern) with modern-fixture 1.0.0');
+    expect(findingsOf(r, 'handshake', 'negotiated')[0]!.message).toBe('negotiated 2026-07-28 (stateless, server/discover) with modern-fixture 1.0.0');
     // Every request after the negotiation carries the 2026-07-28 envelope.
     const list = JSON.parse(r.calls[0]!.request) as { params: { _meta?: Record<string, unknown> } };
     expect(list.params._meta?.['io.modelcontextprotocol/protocolVersion']).toBe('2026-07-28');
@@ -135,7 +135,7 @@ describe('listing and negotiation', () => {
     const r = await auditFixture('many-tools.mjs', { checks: { ...LATER_PACKS_OFF, 'robust-input': { enabled: false }, 'strict-arguments': { enabled: false }, 'protocol-errors': { enabled: false } } });
     expect(r.protocol).toEqual({ version: '2025-11-25', era: 'legacy', server: { name: 'many-tools-fixture', version: '1.0.0' } });
     expect(checkOf(r, 'handshake').verdict).toBe('pass');
-    expect(findingsOf(r, 'handshake', 'negotiated')[0]!.message).toBe('negotiated 2025-11-25 (legacy) with many-tools-fixture 1.0.0');
+    expect(findingsOf(r, 'handshake', 'negotiated')[0]!.message).toBe('negotiated 2025-11-25 (initialize handshake) with many-tools-fixture 1.0.0');
     // Requests after a legacy handshake carry no 2026-07-28 `_meta` envelope.
     expect((JSON.parse(r.calls[0]!.request) as { method: string; params: unknown })).toMatchObject({ method: 'tools/list', params: {} });
     expect(r.calls[0]!.request).not.toContain('_meta');

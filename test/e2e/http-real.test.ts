@@ -261,7 +261,7 @@ describe('1. event streams with priming events, comments and keep-alives', () =>
     expect(verdicts(report)).toEqual(verdicts(clean));
     expect(checkOf(report, 'handshake').verdict).toBe('pass');
     // Not noise: the handshake says what it negotiated and nothing else (no reply-noise finding).
-    expect(checkOf(report, 'handshake').findings.map((f) => f.message)).toEqual(['negotiated 2025-11-25 (legacy) with priming-fixture 1.0.0']);
+    expect(checkOf(report, 'handshake').findings.map((f) => f.message)).toEqual(['negotiated 2025-11-25 (initialize handshake) with priming-fixture 1.0.0']);
     // Every call got its reply (none taken for a malformed one by the empty priming event).
     expect(toolCalls(report).length).toBeGreaterThan(20);
     for (const c of toolCalls(report)) expect(c.reply.kind, c.request).toBe('response');
@@ -288,7 +288,7 @@ describe('1. event streams with priming events, comments and keep-alives', () =>
   it('the legacy HTTP+SSE stream: empty-data events, comments and ping events are skipped there too', async () => {
     const [{ report: clean }, { report, run }] = await Promise.all([runs.clean!, runs.legacy!]);
     expect(report.status, run.stderr).toBe('audited');
-    expect(checkOf(report, 'handshake').findings.map((f) => f.message)).toEqual(['negotiated 2025-11-25 (legacy) with priming-fixture 1.0.0']);
+    expect(checkOf(report, 'handshake').findings.map((f) => f.message)).toEqual(['negotiated 2025-11-25 (initialize handshake) with priming-fixture 1.0.0']);
     expect(report.tools.map((t) => t.name)).toEqual(['get_note']);
     for (const c of toolCalls(report)) expect(c.reply.kind, c.request).toBe('response');
     expect(verdicts(report)).toEqual(verdicts(clean));
@@ -300,7 +300,7 @@ describe('2. a stream that ends before its reply', () => {
     const [{ report: clean }, { report, run, transcript }] = await Promise.all([runs.clean!, runs.resume!]);
     expect(report.status, run.stderr).toBe('audited');
     expect(checkOf(report, 'handshake').verdict).toBe('pass');
-    expect(checkOf(report, 'handshake').findings.map((f) => f.message)).toEqual(['negotiated 2025-11-25 (legacy) with drops-stream-fixture 1.0.0']);
+    expect(checkOf(report, 'handshake').findings.map((f) => f.message)).toEqual(['negotiated 2025-11-25 (initialize handshake) with drops-stream-fixture 1.0.0']);
     expect(report.tools.map((t) => t.name)).toEqual(['get_note']);
     expect(verdicts(report)).toEqual(verdicts(clean));
     for (const c of toolCalls(report)) expect(c.reply.kind, c.request).toBe('response');
@@ -408,7 +408,7 @@ describe('3. the official server-everything over Streamable HTTP and HTTP+SSE, a
       expect(r.tools.map((t) => t.name)).toEqual(EVERYTHING_TOOLS);
       expect(r.protocol).toEqual({ version: '2025-11-25', era: 'legacy', server: { name: 'mcp-servers/everything', version: '2.0.0' } });
       expect(checkOf(r, 'handshake').verdict).toBe('pass');
-      expect(checkOf(r, 'handshake').findings.map((f) => f.message)).toEqual(['negotiated 2025-11-25 (legacy) with mcp-servers/everything 2.0.0']);
+      expect(checkOf(r, 'handshake').findings.map((f) => f.message)).toEqual(['negotiated 2025-11-25 (initialize handshake) with mcp-servers/everything 2.0.0']);
     }
     expect(http.streamable.target).toMatchObject({ kind: 'http', url: servers.streamable!.url });
     expect(http.sse.target).toMatchObject({ kind: 'http', url: servers.sse!.url });

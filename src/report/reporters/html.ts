@@ -11,6 +11,7 @@
  * already built markup.
  */
 import { createHash } from 'node:crypto';
+import { eraWords } from '../../checks/handshake.js';
 import { allFindings, coverageLines, targetLabel, type Report, type ReportCall, type ReportCheck, type ReportFinding } from '../build.js';
 import { packs } from '../../packs.js';
 import { capLowered } from '../../scoring.js';
@@ -136,7 +137,7 @@ function header(r: Report): Html {
     <dl>
       <dt>target</dt><dd><code>${targetLabel(r.target)}</code></dd>
       ${r.target.package && html`<dt>package</dt><dd>${r.target.package.ecosystem} <code>${r.target.package.name}</code> ${r.target.package.version ?? ''} (via ${r.target.package.launcher})</dd>`}
-      ${p && html`<dt>protocol</dt><dd>${p.version ?? '?'} (${p.era ?? '?'})</dd>`}
+      ${p && html`<dt>protocol</dt><dd>${p.version ?? '?'} (${eraWords(p.era)})</dd>`}
       <dt>sandbox</dt><dd>${r.sandbox.note}</dd>
       <dt>coverage</dt><dd>${r.coverage.level} · ${tools(r)}</dd>
       <dt>sealmark</dt><dd>${r.cliVersion} · methodology ${r.methodologyVersion} · ${r.generatedAt}</dd>

@@ -2,6 +2,7 @@
  * The text reporter (SPEC section 8): grouped by pack, failures first, each finding with its
  * evidence and the command that replays it. Colour only when asked (a TTY without NO_COLOR).
  */
+import { eraWords } from '../../checks/handshake.js';
 import { allFindings, coverageLines, targetLabel, type BaselineComparison, type Report, type ReportCheck, type ReportFinding } from '../build.js';
 import { packs } from '../../packs.js';
 import { capLowered } from '../../scoring.js';
@@ -54,7 +55,7 @@ export function renderText(report: Report, opts: TextOptions): string {
   }
   if (report.protocol) {
     const s = report.protocol.server;
-    lines.push(safeText(`server    ${s.name ?? '?'} ${s.version ?? ''}`.trimEnd()) + dim(` · protocol ${safeText(report.protocol.version ?? '?')} (${report.protocol.era ?? '?'})`));
+    lines.push(safeText(`server    ${s.name ?? '?'} ${s.version ?? ''}`.trimEnd()) + dim(` · protocol ${safeText(report.protocol.version ?? '?')} (${eraWords(report.protocol.era)})`));
   }
   lines.push(`tools     ${report.tools.length} listed · coverage ${report.coverage.level}`);
   lines.push(dim(`sandbox   ${report.sandbox.note}`));
