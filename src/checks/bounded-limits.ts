@@ -17,6 +17,7 @@ import {
 } from '../limits.js';
 import { DROPPED_LINE_GRACE_MS, MAX_LIMIT_PROPERTIES, NO_MAXIMUM_PROBE } from '../probes/limits.js';
 import { hangLimitMs } from '../probes/robust-input.js';
+import { sdkLabel } from '../target/sdk.js';
 import type { Finding, ListedTool, ProbeCall } from '../types.js';
 
 const REJECTED = new Set(['rejected', 'rejected-unnamed', 'text-refusal']);
@@ -70,6 +71,7 @@ export const meta: CheckMeta = {
     'effect-on-rejected': '{tool}: {param} = {value} was rejected, but the sandbox saw an effect during the call: {effect}',
     'no-answer': '{tool}: {param} = {value} got no reply within {waited} ms',
     exited: '{tool}: the server exited on {param} = {value}',
+    'exited-on-not-json': 'the server exited on request lines that are not JSON ({values}), whatever the parameter ({count} calls); JSON-RPC answers such a line with a -32700 parse error{sdk}',
     'internal-error': '{tool}: {param} = {value} raised an unhandled error instead of a validation error',
     'protocol-error': '{tool}: {param} = {value} was answered with a broken JSON-RPC reply ({problem})',
     dropped: '{tool}: the lines with {param} = {values} (not JSON) were dropped without a reply; JSON-RPC asks for a -32700 parse error with id null',
@@ -106,6 +108,9 @@ export const meta: CheckMeta = {
   },
 };
 
+/** The raw probes whose line is not JSON at all (NaN and Infinity tokens). */
+const NOT_JSON: ReadonlySet<string> = new Set(['raw-nan', 'raw-infinity', 'raw-minus-infinity']);
+
 /** The limit probes, by id (every call of the limits gatherer but liveness). */
 const PROBE_IDS = new Set(meta.probes.filter((p) => !p.part).map((p) => p.id));
 
@@ -133,6 +138,14 @@ export const check: Check = {
     if (run?.beyondMaxTools.length) notes.push(`not probed (beyond max_tools): ${run.beyondMaxTools.join(', ')}`);
     for (const b of run?.beyondMaxProperties ?? []) notes.push(`${b.tool}: only the first ${MAX_LIMIT_PROPERTIES} limit properties were sent values; schema only: ${b.properties.join(', ')}`);
     if (run?.stopped) notes.push(`probing stopped (${run.stopped.reason}); not reached: ${run.stopped.notReached.join(', ')}`);
+    // One cause, one finding: the exits on lines that are not JSON, over every tool and parameter.
+    const own = new Set((run?.params ?? []).map((p) => `${p.tool}\u0000${p.property}`));
+    const notJson = a.calls.filter((c) => NOT_JSON.has(c.probe) && c.classification?.class === 'exited' && own.has(`${c.tool}\u0000${c.target}`));
+    if (notJson.length > 0) {
+      const sdk = a.sdk && a.sdk.length > 0 ? `; the line is read by ${sdkLabel(a.sdk)} before the server's own code, so every server on that version does the same: upgrade it where a later release answers, or report it upstream` : '';
+      const values = [...new Set(notJson.map((c) => c.value ?? ''))].join(', ');
+      dynamic.push(finding(meta, 'exited-on-not-json', 'fail', { values, count: notJson.length, sdk }, { calls: notJson.map((c) => c.seq) }));
+    }
     const findings = [...statics, ...dynamic];
     return { id: meta.id, verdict: verdictOf(findings), findings, notes };
   },
@@ -194,11 +207,13 @@ function judgeCalls(tool: string, param: string, kind: string, calls: ProbeCall[
       continue;
     }
     if (cls === 'hang' && reply.kind === 'hang') {
-      const notJson = c.probe === 'raw-nan' || c.probe === 'raw-infinity' || c.probe === 'raw-minus-infinity';
+      const notJson = NOT_JSON.has(c.probe);
       if (notJson && reply.waitedMs < hangMs) dropped.push(c);
       else out.push(finding(meta, 'no-answer', 'fail', { ...data(c), waited: reply.waitedMs }, ev(c), { tool }));
     } else if (cls === 'exited') {
-      out.push(finding(meta, 'exited', 'fail', data(c), ev(c), { tool }));
+      // A line that is not JSON kills the transport before any tool or parameter is read: one
+      // finding for the server (see the judge), not one per parameter.
+      if (!NOT_JSON.has(c.probe)) out.push(finding(meta, 'exited', 'fail', data(c), ev(c), { tool }));
     } else if (cls === 'internal-error') {
       out.push(finding(meta, 'internal-error', 'partial', data(c), ev(c, [c.classification?.text ?? '']), { tool }));
     } else if (cls === 'protocol-error') {
