@@ -12,6 +12,7 @@
  * test/e2e/corpus.test.ts asserts the doc against the same audits.
  */
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { DOC, auditAll, loadManifest, parseDoc, renderDoc } from '../test/corpus/corpus.mjs';
@@ -43,6 +44,7 @@ console.error(`all: ${((Date.now() - started) / 1000).toFixed(1)} s`);
 const old = existsSync(DOC) ? readFileSync(DOC, 'utf8') : '';
 const oldServers = parseDoc(old);
 const date = new Date().toISOString().slice(0, 10);
+const label = `sealmark ${VERSION} (${revision()})`;
 
 if (check) {
   let diffs = 0;
@@ -74,11 +76,22 @@ if (check) {
 if (only) {
   // A partial run keeps the other servers' sections from the current doc.
   const kept = manifest.map((s) => results.find((r) => r.id === s.id) ?? fromDoc(s.id)).filter(Boolean);
-  writeFileSync(DOC, renderDoc(manifest, kept, { date, sealmark: `sealmark ${VERSION}` }));
+  writeFileSync(DOC, renderDoc(manifest, kept, { date, sealmark: label }));
 } else {
-  writeFileSync(DOC, renderDoc(manifest, results, { date, sealmark: `sealmark ${VERSION}` }));
+  writeFileSync(DOC, renderDoc(manifest, results, { date, sealmark: label }));
 }
 console.error(`wrote ${DOC}`);
+
+/** The commit the audited code was built from, and whether src/ had uncommitted changes. */
+function revision() {
+  try {
+    const git = (...a) => execFileSync('git', a, { cwd: new URL('..', import.meta.url), encoding: 'utf8' }).trim();
+    const dirty = git('status', '--porcelain', '--', 'src') !== '';
+    return `commit ${git('rev-parse', '--short', 'HEAD')}${dirty ? ', with uncommitted changes in src/' : ''}`;
+  } catch {
+    return 'commit unknown';
+  }
+}
 
 function fromDoc(id) {
   const was = oldServers.get(id);
