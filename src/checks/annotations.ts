@@ -29,6 +29,7 @@ export const meta: CheckMeta = {
     { verdict: 'fail', when: 'a tool states readOnlyHint and destructiveHint both true, a read-only tool changed a file or ran a shimmed command, or a tool stating openWorldHint: false tried the network' },
     { verdict: 'partial', when: 'a tool does not state readOnlyHint, a tool that is not read-only leaves destructiveHint or idempotentHint unstated, or every tool carries the same annotations though their names read and write' },
     { verdict: 'pass', when: 'every tool states its hints, they agree, and no call contradicted them' },
+    { verdict: 'n/a', when: 'the server negotiated MCP 2024-11-05, which has no tool annotations, and states none (where it states some anyway, a missing hint is only noted)' },
   ],
   messages: {
     'no-read-only-hint': '{tool}: readOnlyHint is not stated, so clients must assume the tool writes (MCP default false)',
@@ -66,16 +67,23 @@ export const check: Check = {
   meta,
   judge(a) {
     const out: Finding[] = [];
+    // MCP 2024-11-05 has no tool annotations (they came with 2025-03-26): a server that speaks
+    // only it cannot state them, so their absence is noted, not graded.
+    const noAnnotations = a.handshake?.protocolVersion === '2024-11-05';
+    if (noAnnotations && a.tools.every((t) => t.annotations === undefined)) {
+      return { id: meta.id, verdict: 'n/a', findings: [], notes: ['the server negotiated MCP 2024-11-05, which has no tool annotations'] };
+    }
+    const absent: Finding['level'] = noAnnotations ? 'info' : 'partial';
     for (const t of a.tools) {
       const h = hintsOf(t);
       const ev = { schemaPaths: [`tools[${t.index}].annotations`] };
       const raw = t.annotations?.readOnlyHint;
       if (raw !== undefined && typeof raw !== 'boolean') out.push(finding(meta, 'hint-not-boolean', 'partial', { tool: t.name, hint: 'readOnlyHint', value: JSON.stringify(raw) }, ev, { tool: t.name }));
-      else if (h.stated.readOnlyHint === undefined) out.push(finding(meta, 'no-read-only-hint', 'partial', { tool: t.name }, ev, { tool: t.name }));
+      else if (h.stated.readOnlyHint === undefined) out.push(finding(meta, 'no-read-only-hint', absent, { tool: t.name }, ev, { tool: t.name }));
       if (h.stated.readOnlyHint === true && h.stated.destructiveHint === true) out.push(finding(meta, 'contradiction', 'fail', { tool: t.name }, ev, { tool: t.name }));
       if (h.stated.readOnlyHint === false) {
         const missing = [h.stated.destructiveHint === undefined ? 'destructiveHint' : '', h.stated.idempotentHint === undefined ? 'idempotentHint' : ''].filter(Boolean);
-        if (missing.length > 0) out.push(finding(meta, 'missing-write-hints', 'partial', { tool: t.name, missing: `${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'}` }, ev, { tool: t.name }));
+        if (missing.length > 0) out.push(finding(meta, 'missing-write-hints', absent, { tool: t.name, missing: `${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'}` }, ev, { tool: t.name }));
       }
     }
     const blanket = blanketOf(a.tools);

@@ -64,8 +64,13 @@ export const check: Check = {
     const out: Finding[] = [];
     const writers = a.tools.filter(writesNonIdempotently);
     if (writers.length === 0) return { id: meta.id, verdict: 'n/a', findings: [], notes: ['no tool writes non-idempotently'] };
+    // MCP 2024-11-05 has no annotations: an absent idempotentHint there says nothing (noted only).
+    const noAnnotations = a.handshake?.protocolVersion === '2024-11-05';
     for (const t of writers) {
-      if (!keyProperty(t)) out.push(finding(meta, 'no-key', 'partial', { tool: t.name, hint: t.annotations?.idempotentHint === false ? 'false' : 'absent', names: 'idempotency_key, request_id, client_token, dedupe_key …' }, { schemaPaths: [`tools[${t.index}].inputSchema.properties`] }, { tool: t.name }));
+      const stated = t.annotations?.idempotentHint === false;
+      const level = noAnnotations && !stated ? 'info' : 'partial';
+      const hint = stated ? 'false' : noAnnotations ? 'absent: MCP 2024-11-05 has no annotations' : 'absent';
+      if (!keyProperty(t)) out.push(finding(meta, 'no-key', level, { tool: t.name, hint, names: 'idempotency_key, request_id, client_token, dedupe_key …' }, { schemaPaths: [`tools[${t.index}].inputSchema.properties`] }, { tool: t.name }));
     }
     const notes: string[] = [];
     const run = a.design;

@@ -9,9 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
 import { audit } from '../../src/audit.js';
+import { renderText } from '../../src/report/reporters/text.js';
 import { configRegistry } from '../../src/config/defaults.js';
 import { parseConfig } from '../../src/config/schema.js';
-import { auditFixture, checkOf, findingsOf, fixture, graded } from '../helpers/run.js';
+import { LATER_PACKS_OFF, auditFixture, checkOf, findingsOf, fixture, graded } from '../helpers/run.js';
 import { hintsOf } from '../../src/naming.js';
 import type { Report } from '../../src/report/build.js';
 import type { ListedTool } from '../../src/types.js';
@@ -136,4 +137,24 @@ describe('pasted or malformed annotations (adversarial-design fixtures)', () => 
     expect([f!.tool, f!.data.hint]).toEqual(['archive_note', 'readOnlyHint']);
     expect(findingsOf(r, ID, 'no-read-only-hint').filter((x) => x.tool === 'archive_note')).toEqual([]);
   });
+});
+
+// MCP 2024-11-05 has no tool annotations: a server that speaks only it is not graded on them.
+describe('design/old-protocol.mjs (MCP 2024-11-05 only)', () => {
+  it('annotations is n/a with the reason, not a partial per tool', async () => {
+    const r = await auditFixture('design/old-protocol.mjs', { checks: { ...LATER_PACKS_OFF, annotations: { enabled: true }, 'idempotency-key': { enabled: true } } });
+    expect(r.protocol?.version).toBe('2024-11-05');
+    const c = checkOf(r, 'annotations');
+    expect(c.verdict).toBe('n/a');
+    expect(c.notes).toEqual(['the server negotiated MCP 2024-11-05, which has no tool annotations']);
+    expect(c.findings).toEqual([]);
+    // idempotency-key: the absent idempotentHint of a 2024-11-05 server is noted, not graded.
+    const keys = findingsOf(r, 'idempotency-key', 'no-key');
+    expect(keys.map((f) => [f.tool, f.level])).toEqual([['save_note', 'info'], ['add_tag', 'info'], ['set_title', 'info']]);
+    expect(keys[0]!.data.hint).toBe('absent: MCP 2024-11-05 has no annotations');
+    // The text report shows the three identical findings as one line (SPEC section 8).
+    const text = renderText(r, { color: false, verbose: true });
+    expect(text).toContain('      info no-key: 3 tools: save_note, add_tag, set_title\n');
+    expect(text.match(/no-key/g)).toHaveLength(1);
+  }, 60_000);
 });

@@ -88,7 +88,10 @@ export function renderText(report: Report, opts: TextOptions): string {
       if (ch.verdict !== 'n/a') for (const n of cov.notJudged) lines.push(dim(`      ${safeText(n)}`));
       const shown = ch.findings.filter((f) => opts.verbose || f.level !== 'info');
       hiddenInfo += ch.findings.length - shown.length;
-      for (const f of shown) lines.push(...renderFinding(f, { red, yellow, dim }));
+      for (const item of collapse(shown)) {
+        if ('tools' in item) lines.push(...renderGroup(item, { red, yellow, dim }));
+        else lines.push(...renderFinding(item, { red, yellow, dim }));
+      }
       if (opts.verbose || ch.verdict === 'n/a') for (const n of ch.notes) lines.push(dim(`      note: ${safeText(n)}`));
       lines.push(...needsProbe(ch, dim));
     }
@@ -100,6 +103,53 @@ export function renderText(report: Report, opts: TextOptions): string {
   lines.push(dim(`${report.calls.length} calls · ${counts.fail} failing and ${counts.partial} partial findings${quiet} · ${(report.durationMs / 1000).toFixed(1)} s`));
   if (hiddenInfo > 0) lines.push(dim(`${hiddenInfo} informational findings hidden; --verbose shows them`));
   return lines.join('\n') + '\n';
+}
+
+/** Findings of one message about many tools, with no call behind them (schema findings), shown as one. */
+interface Group {
+  first: ReportFinding;
+  tools: string[];
+}
+
+/** Most tools named in a grouped line. */
+const GROUP_NAMES = 12;
+
+/**
+ * Identical findings grouped (SPEC section 8: "59 tools state no readOnlyHint: a, b, c …"): three
+ * or more of one message id and level, each about one tool and resting on no call, are one line.
+ * The JSON, SARIF and JUnit reports keep every finding.
+ */
+function collapse(findings: ReportFinding[]): (ReportFinding | Group)[] {
+  const key = (f: ReportFinding) => (f.tool !== undefined && !f.evidence.calls?.length && !f.suppressed && !f.baselineState ? `${f.messageId}\u0000${f.level}` : undefined);
+  const counts = new Map<string, number>();
+  for (const f of findings) {
+    const k = key(f);
+    if (k) counts.set(k, (counts.get(k) ?? 0) + 1);
+  }
+  const out: (ReportFinding | Group)[] = [];
+  const groups = new Map<string, Group>();
+  for (const f of findings) {
+    const k = key(f);
+    if (!k || counts.get(k)! < 3) {
+      out.push(f);
+      continue;
+    }
+    const g = groups.get(k);
+    if (g) g.tools.push(f.tool!);
+    else {
+      const fresh = { first: f, tools: [f.tool!] };
+      groups.set(k, fresh);
+      out.push(fresh);
+    }
+  }
+  return out;
+}
+
+function renderGroup(g: Group, p: { red: Paint; yellow: Paint; dim: Paint }): string[] {
+  const f = g.first;
+  const tag = f.level === 'fail' ? p.red('fail') : f.level === 'partial' ? p.yellow('partial') : p.dim('info');
+  const names = g.tools.slice(0, GROUP_NAMES).join(', ') + (g.tools.length > GROUP_NAMES ? ', …' : '');
+  return [`      ${tag} ${f.messageId}: ${g.tools.length} tools: ${safeText(names)}`, p.dim(`        e.g. ${safeText(f.message)}`)];
 }
 
 function renderFinding(f: ReportFinding, p: { red: Paint; yellow: Paint; dim: Paint }): string[] {
