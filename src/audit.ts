@@ -7,7 +7,7 @@ import { Sandbox, startSpec } from './target/sandbox.js';
 import type { StdioTargetSpec } from './target/stdio-transport.js';
 import type { HttpTargetSpec } from './target/http-transport.js';
 import { UsageError } from './errors.js';
-import { Recorder, type Progress } from './probes/recorder.js';
+import { MAX_RESTARTS, Recorder, type Progress } from './probes/recorder.js';
 import { gatherRobustInput, hangLimitMs } from './probes/robust-input.js';
 import { gatherProtocolErrors } from './probes/protocol-errors.js';
 import { gatherEffects } from './probes/effects.js';
@@ -17,8 +17,8 @@ import { gatherConcurrency } from './probes/concurrency.js';
 import { gatherDesign } from './probes/design.js';
 import { gatherStrictArguments } from './probes/strict-arguments.js';
 import { detectSdk, type ServerSdk } from './target/sdk.js';
-import { checks as allChecks } from './checks/index.js';
-import type { Artifacts, Check } from './checks/check.js';
+import type { Artifacts, Check, GathererId } from './checks/check.js';
+import { SERVER_GONE_MESSAGE, checks as allChecks } from './checks/index.js';
 import { buildReport, type Report, type ReportTarget } from './report/build.js';
 import { locateSource } from './report/source.js';
 import { defaultConfig } from './config/defaults.js';
@@ -383,7 +383,7 @@ export function judgeAll(
       return { id: c.meta.id, verdict: 'n/a', findings: [], notes: ['not checked: the target could not be audited (see handshake)'] };
     }
     try {
-      const result = c.judge(artifacts, { replay, ...(replayRawParams ? { replayRawParams } : {}) });
+      const result = goneBefore(c, artifacts, c.judge(artifacts, { replay, ...(replayRawParams ? { replayRawParams } : {}) }));
       for (const f of result.findings) {
         if (f.replay || !f.evidence.calls?.length) continue;
         const call = artifacts.calls.find((x) => x.seq === f.evidence.calls![0]);
@@ -398,6 +398,46 @@ export function judgeAll(
       return { id: c.meta.id, verdict: 'n/a', findings: [], notes: [`the check crashed: ${err instanceof Error ? err.message : String(err)}`] };
     }
   });
+}
+
+/** The artifact each gatherer leaves (absent when it never ran). */
+const GATHERED: Record<GathererId, keyof Artifacts> = {
+  'robust-input': 'robust',
+  'strict-arguments': 'strict',
+  'protocol-errors': 'protocol',
+  effects: 'effects',
+  limits: 'limits',
+  oversized: 'oversized',
+  concurrency: 'concurrency',
+  design: 'design',
+};
+
+/**
+ * SPEC section 3 step 3: a check is never n/a because the server did not stay up. When the server
+ * was gone for good (a start again failed, or it exited more than MAX_RESTARTS times) or robust-input
+ * stopped after three hangs, an n/a check whose gatherer never ran fails instead, saying why:
+ * otherwise dying would raise the grade.
+ */
+function goneBefore(c: Check, a: Artifacts, result: CheckResult): CheckResult {
+  if (result.verdict !== 'n/a' || c.meta.id === 'handshake') return result;
+  const restarts = a.restarts ?? [];
+  const failed = restarts.find((r) => !r.ok);
+  const why = failed
+    ? `the server exited and could not be started again (${failed.failure ?? 'the start failed'})`
+    : restarts.length >= MAX_RESTARTS
+      ? `the server exited ${restarts.length + 1} times, and sealmark starts it again at most ${MAX_RESTARTS} times`
+      : a.robust?.stopped?.reason === 'three-hangs'
+        ? 'the server stopped answering: robust-input stopped after three hangs'
+        : undefined;
+  // Only an n/a that is about the server being gone (whyNotRun's words), not one where nothing applies.
+  const becauseGone = result.notes.some((n) => /the server was gone|after three hangs/.test(n));
+  if (!why || !becauseGone || !c.meta.requires.some((g) => a[GATHERED[g]] === undefined)) return result;
+  const message = `not judged: ${why}; a check the server did not stay up for counts as failed, not as not applicable`;
+  return {
+    ...result,
+    verdict: 'fail',
+    findings: [{ checkId: c.meta.id, messageId: SERVER_GONE_MESSAGE, level: 'fail', data: { why }, message, evidence: {} }, ...result.findings],
+  };
 }
 
 /**

@@ -71,7 +71,7 @@ export const meta: CheckMeta = {
     'effect-on-rejected': '{tool}: {param} = {value} was rejected, but the sandbox saw an effect during the call: {effect}',
     'no-answer': '{tool}: {param} = {value} got no reply within {waited} ms',
     exited: '{tool}: the server exited on {param} = {value}',
-    'exited-on-not-json': 'the server exited on request lines that are not JSON ({values}), whatever the parameter ({count} calls); JSON-RPC answers such a line with a -32700 parse error{sdk}',
+    'exited-on-not-json': 'the server exited on request lines its parser cannot read ({values}: not JSON, or a number past the double range), whatever the parameter ({count} calls); JSON-RPC answers such a line with a -32700 parse error{sdk}',
     'internal-error': '{tool}: {param} = {value} raised an unhandled error instead of a validation error',
     'protocol-error': '{tool}: {param} = {value} was answered with a broken JSON-RPC reply ({problem})',
     dropped: '{tool}: the lines with {param} = {values} (not JSON) were dropped without a reply; JSON-RPC asks for a -32700 parse error with id null',
@@ -111,6 +111,9 @@ export const meta: CheckMeta = {
 /** The raw probes whose line is not JSON at all (NaN and Infinity tokens). */
 const NOT_JSON: ReadonlySet<string> = new Set(['raw-nan', 'raw-infinity', 'raw-minus-infinity']);
 
+/** Raw lines a strict parser may refuse outright: not JSON, or 1e309 (valid JSON past the double range). */
+const UNREADABLE: ReadonlySet<string> = new Set([...NOT_JSON, 'raw-huge']);
+
 /** The limit probes, by id (every call of the limits gatherer but liveness). */
 const PROBE_IDS = new Set(meta.probes.filter((p) => !p.part).map((p) => p.id));
 
@@ -140,9 +143,9 @@ export const check: Check = {
     if (run?.stopped) notes.push(`probing stopped (${run.stopped.reason}); not reached: ${run.stopped.notReached.join(', ')}`);
     // One cause, one finding: the exits on lines that are not JSON, over every tool and parameter.
     const own = new Set((run?.params ?? []).map((p) => `${p.tool}\u0000${p.property}`));
-    const notJson = a.calls.filter((c) => NOT_JSON.has(c.probe) && c.classification?.class === 'exited' && own.has(`${c.tool}\u0000${c.target}`));
+    const notJson = a.calls.filter((c) => UNREADABLE.has(c.probe) && c.classification?.class === 'exited' && own.has(`${c.tool}\u0000${c.target}`));
     if (notJson.length > 0) {
-      const sdk = a.sdk && a.sdk.length > 0 ? `; the line is read by ${sdkLabel(a.sdk)} before the server's own code, so every server on that version does the same: upgrade it where a later release answers, or report it upstream` : '';
+      const sdk = a.sdk && a.sdk.length > 0 ? `; the line is read by ${sdkLabel(a.sdk)} before the server's own code, so every server on that version does the same: see whether a later release answers, and report it upstream if none does` : '';
       const values = [...new Set(notJson.map((c) => c.value ?? ''))].join(', ');
       dynamic.push(finding(meta, 'exited-on-not-json', 'fail', { values, count: notJson.length, sdk }, { calls: notJson.map((c) => c.seq) }));
     }
@@ -213,7 +216,7 @@ function judgeCalls(tool: string, param: string, kind: string, calls: ProbeCall[
     } else if (cls === 'exited') {
       // A line that is not JSON kills the transport before any tool or parameter is read: one
       // finding for the server (see the judge), not one per parameter.
-      if (!NOT_JSON.has(c.probe)) out.push(finding(meta, 'exited', 'fail', data(c), ev(c), { tool }));
+      if (!UNREADABLE.has(c.probe)) out.push(finding(meta, 'exited', 'fail', data(c), ev(c), { tool }));
     } else if (cls === 'internal-error') {
       out.push(finding(meta, 'internal-error', 'partial', data(c), ev(c, [c.classification?.text ?? '']), { tool }));
     } else if (cls === 'protocol-error') {

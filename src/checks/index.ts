@@ -26,6 +26,14 @@ import { check as secretEcho } from './secret-echo.js';
 /** Every check sealmark has, keyed by nothing: order is report order. */
 export const checks: readonly Check[] = [handshake, robustInput, strictArguments, protocolErrors, toolSchemas, armedFlags, defaultCallEffects, fillerCallEffects, hiddenParams, boundedLimits, oversizedInput, concurrency, annotations, toolNaming, idempotencyKey, twoStepWrites, secretEcho];
 
+/**
+ * The message every check but handshake can give when the server did not stay up long enough for it
+ * (SPEC section 3 step 3: a check never becomes n/a because an earlier check crashed the server):
+ * see `judgeAll` in src/audit.ts.
+ */
+export const SERVER_GONE_MESSAGE = 'server-gone-before';
+for (const c of checks) if (c.meta.id !== 'handshake') c.meta.messages[SERVER_GONE_MESSAGE] = 'not judged: {why}; a check the server did not stay up for counts as failed, not as not applicable';
+
 /** The check with this id, or undefined. */
 export function checkById(id: string): Check | undefined {
   return checks.find((c) => c.meta.id === id);

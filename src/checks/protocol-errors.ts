@@ -82,7 +82,7 @@ export const check: Check = {
     const F = (id: string, level: Finding['level'], data: Record<string, string | number>, ev: Finding['evidence'], extra: { request?: string } = {}) => {
       const probe = probeOf(id, data);
       const byProbe = sdk && probe && SDK_PROBES.has(probe);
-      const note = byProbe ? `; ${sdk} handles the ${probe} request before the server's own code, so every server on that version does the same: upgrade it where a later release answers correctly, or report it upstream` : '';
+      const note = byProbe ? `; ${sdk} handles the ${probe} request before the server's own code, so every server on that version does the same: see whether a later release answers, and report it upstream if none does` : '';
       const withSdk = meta.messages[id]!.includes('{sdk}') ? { ...data, sdk: note } : data;
       const replay = probe === 'array-params' && ctx.replayRawParams ? { replay: ctx.replayRawParams('[]') } : {};
       return finding(meta, id, level, withSdk, ev, { ...extra, ...replay });

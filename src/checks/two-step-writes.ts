@@ -32,7 +32,7 @@ export const meta: CheckMeta = {
     { verdict: 'fail', when: 'an execute step acted on a made-up proposal id, or an irreversible single-step tool acted on a call sealmark made (no human approved anything)' },
     { verdict: 'partial', when: 'an irreversible tool takes no proposal id, or an execute step carries an approval Boolean a filler sets true' },
     { verdict: 'pass', when: 'every irreversible tool is an execute step that refused the made-up proposal, with no approval switch' },
-    { verdict: 'n/a', when: 'no tool is irreversible by its name or its stated destructiveHint, none is guarded by a confirm Boolean, and none requires a proposal id' },
+    { verdict: 'n/a', when: 'no tool is irreversible by its name, none is guarded by a confirm Boolean, and none requires a proposal id' },
   ],
   messages: {
     'single-step': '{tool}: an irreversible write ({kind}) in one step: it takes no proposal id from a propose step',
@@ -47,7 +47,7 @@ export const meta: CheckMeta = {
       'An agent that refunds, sends, deploys or deletes on its own can ruin somebody\'s day. The seed\'s pattern: a propose tool builds the action and returns an id, a human approves it, and only then does an execute tool act, given that id. An execute tool that acts on any id, or an approval flag the model can simply set to true, defeats the pattern.',
     how: [
       `A tool is irreversible when its name starts with one of these verbs: ${Object.entries(IRREVERSIBLE_VERBS).map(([k, v]) => `${k}: ${v.join(', ')}`).join('; ')}.`,
-      'A tool is irreversible too when it states destructiveHint: true, or when its only guard is an approval Boolean (confirm, confirmed, approved, user_confirmed …): such a guard is what a propose step should be, and a filler sets it true (partial `confirm-only`, beside `single-step`).',
+      'A tool is irreversible too when its only guard is an approval Boolean (confirm, confirmed, approved, user_confirmed …): such a guard is what a propose step should be, and a filler sets it true (partial `confirm-only`, beside `single-step`).',
       `It is an execute step when it requires a proposal id: a property named ${PROPOSAL_NAMES.map((p) => p.join('_')).join(', ')} (any naming style). An irreversible tool that is not an execute step is partial; if the sandbox saw it act on a call sealmark made of its own accord (a filler or default call: nobody approved it), it fails. Calls from your probes: entries are yours, and do not count.`,
       'Each execute step is called in the sandbox with that made-up proposal id: an accepted reply, or any effect, fails; the server exiting on it fails, and no reply within the hang limit is partial (neither is a refusal).',
       'A Boolean property of an execute step that armed-flags reads as an approval or a side-effect switch (approved_by_user, confirm) is partial: a filler sets it true.',
@@ -72,7 +72,7 @@ export const check: Check = {
     const irreversible = a.tools
       .map((t) => ({ t, kind: irreversibleKind(t.name) ?? guardedKind(t), proposal: proposalProperty(t) }))
       .filter((x) => x.kind !== undefined || x.proposal !== undefined);
-    if (irreversible.length === 0) return { id: meta.id, verdict: 'n/a', findings: [], notes: ['no tool is irreversible by its name or its destructiveHint, none is guarded by a confirm Boolean, and none requires a proposal id'] };
+    if (irreversible.length === 0) return { id: meta.id, verdict: 'n/a', findings: [], notes: ['no tool is irreversible by its name, none is guarded by a confirm Boolean, and none requires a proposal id'] };
     const out: Finding[] = [];
     const notes: string[] = [];
     if (!a.design) notes.push(`the made-up proposals were not sent (${whyNotRun(a)})`);
@@ -123,12 +123,13 @@ function approvalSwitches(t: ListedTool): string[] {
 }
 
 /**
- * Why a tool whose name carries no irreversible verb is irreversible all the same: it states
- * destructiveHint: true, or it is guarded by an approval Boolean (a destructive tool whose only
- * guard is `confirm`: hidden-corpus kind of issue 13).
+ * Why a tool whose name carries no irreversible verb is irreversible all the same: it is guarded by
+ * an approval Boolean (a destructive tool whose only guard is `confirm`: hidden-corpus kind of
+ * issue 13).
  */
 function guardedKind(t: ListedTool): string | undefined {
-  if (t.annotations?.destructiveHint === true && t.annotations?.readOnlyHint !== true) return 'destructive, as its annotations state';
-  if (approvalSwitches(t).length > 0) return 'guarded by a confirm Boolean';
+  // A stated destructiveHint alone does not make a tool irreversible (write_file overwrites, and
+  // is destructive by MCP's definition); a confirm Boolean says the author thinks it needs approval.
+  if (t.annotations?.readOnlyHint !== true && approvalSwitches(t).length > 0) return 'guarded by a confirm Boolean';
   return undefined;
 }

@@ -85,6 +85,10 @@ export async function runCall(command: string[], opts: CallCliOptions): Promise<
     throw new UsageError('--raw-params is the whole params member: give it without --tool, --args or --raw-args');
   }
   if (opts.rawParams === undefined && opts.tool === undefined) throw new UsageError("--tool <name> is required (or --raw-params '<text>' for a params member written verbatim)");
+  // stdio frames a message by its line: a newline in raw text would end the request and start another.
+  for (const [flag, v] of [['--raw-args', opts.rawArgs], ['--raw-params', opts.rawParams]] as const) {
+    if (v !== undefined && /[\r\n]/.test(v)) throw new UsageError(`${flag}: the text must be one line; a newline would end the request and start another`);
+  }
   // A report shows the argument canary redacted; the replay sends this process's canary in its
   // place, so that an echo of it is caught again (secret-echo `argument-canary`).
   const rawArgs = opts.rawArgs?.replaceAll(CANARY_PLACEHOLDER, ARGUMENT_CANARY);

@@ -131,6 +131,12 @@ export interface Report {
   calls: ReportCall[];
   /** The last lines the server wrote to stderr (for a crash). */
   stderrTail: string;
+  /**
+   * Each time the server exited during the audit and was started again (SPEC section 3 step 3):
+   * after which call (`afterSeq`), whether the new start worked, and why not. Absent when it never
+   * exited.
+   */
+  restarts?: { afterSeq: number; ok: boolean; failure?: string }[];
   /** Present when the run was compared with a `--baseline` report. */
   baseline?: BaselineComparison;
   /** The config's `suppress:` entries: whether they were applied (not with --no-suppress) and what each did. */
@@ -246,6 +252,7 @@ export function buildReport({ target, isolation, config, artifacts: a, results, 
     standard: nonStandard.length === 0,
     nonStandardKeys: nonStandard,
     coverage: coverageOf(a),
+    ...(a.restarts && a.restarts.length > 0 ? { restarts: a.restarts.map((r) => ({ ...r })) } : {}),
     grade: g,
     checks,
     tools,

@@ -156,5 +156,12 @@ describe('design/old-protocol.mjs (MCP 2024-11-05 only)', () => {
     const text = renderText(r, { color: false, verbose: true });
     expect(text).toContain('      info no-key: 3 tools: save_note, add_tag, set_title\n');
     expect(text.match(/no-key/g)).toHaveLength(1);
+    // Findings that differ in more than their tool are not grouped.
+    const edited = structuredClone(r);
+    const ik = edited.checks.find((x) => x.id === 'idempotency-key')!;
+    ik.findings.find((f) => f.messageId === 'no-key' && f.tool === 'add_tag')!.data.hint = 'something else';
+    const apart = renderText(edited, { color: false, verbose: true });
+    expect(apart).not.toContain('no-key: 3 tools:');
+    expect(apart.match(/no-key/g)).toHaveLength(3);
   }, 60_000);
 });

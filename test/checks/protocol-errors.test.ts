@@ -108,6 +108,15 @@ describe('correct-sdk.mjs (official v1 SDK)', () => {
     expect(r.stdout).toMatch(/^class {4}hang$/m);
   });
 
+  it('--raw-params and --raw-args must be one line: a newline would smuggle a second request (exit 2)', async () => {
+    for (const flag of ['--raw-params', '--raw-args']) {
+      const extra = flag === '--raw-args' ? ['--tool', 'x'] : [];
+      const r = await runCli(['call', ...extra, flag, '{}}\n{"jsonrpc":"2.0","id":7,"method":"tools/list"}', '--', process.execPath, fixture('correct-sdk.mjs')]);
+      expect(r.code, flag).toBe(2);
+      expect(r.stderr, flag).toContain(`${flag}: the text must be one line`);
+    }
+  });
+
   it('--raw-params stands alone: with --tool it is a usage error (exit 2)', async () => {
     const r = await runCli(['call', '--raw-params', '[]', '--tool', 'x', '--', process.execPath, fixture('correct-sdk.mjs')]);
     expect(r.code).toBe(2);

@@ -115,7 +115,7 @@ describe('design/confirm-only.mjs', () => {
       ['confirm-only', 'partial'],
       ['acted-without-proposal', 'fail'],
     ]);
-    expect(findingsOf(r, 'two-step-writes', 'single-step')[0]!.data.kind).toBe('destructive, as its annotations state');
+    expect(findingsOf(r, 'two-step-writes', 'single-step')[0]!.data.kind).toBe('guarded by a confirm Boolean');
     expect(findingsOf(r, 'two-step-writes', 'confirm-only')[0]!.message).toBe('clear_history: its only guard is the Boolean confirm; a filler sets it true, so it approves nothing: use a propose step and a proposal id');
     const acted = findingsOf(r, 'two-step-writes', 'acted-without-proposal')[0]!;
     expect(acted.data.probe).toBe('filler-call');

@@ -216,7 +216,7 @@ function expectSdk1ProtocolBehaviour(r: Report) {
   // SPEC section 5: the finding an SDK causes names it, read from the server's package, and replays.
   expect(r.target.sdk).toEqual([{ name: '@modelcontextprotocol/sdk', version: '1.32.2', from: 'package' }]);
   expect(noReply!.message).toContain("; @modelcontextprotocol/sdk 1.32.2 handles the array-params request before the server's own code, so every server on that version does the same");
-  expect(noReply!.replay).toMatch(/^sealmark call --raw-params '\[\]' -- /);
+  expect(noReply!.replay).toMatch(/^sealmark call --env SEALMARK_E2E_MARKER --raw-params '\[\]' -- /);
   // Nothing answered a notification and no response carried an unknown id.
   expect(findingsOf(r, 'protocol-errors', 'notification-answered')).toEqual([]);
   expect(findingsOf(r, 'protocol-errors', 'stray-response')).toEqual([]);
@@ -440,7 +440,7 @@ describe('@modelcontextprotocol/server-everything 2026.8.31', () => {
     // tool-schemas: 13 draft-07 schemas compile, names match [A-Za-z0-9_.-], one outputSchema compiles.
     expect(gradedAll(r())).toEqual({ handshake: [], 'robust-input': [], 'strict-arguments': [], 'protocol-errors': ['no-reply'], 'tool-schemas': [] });
     expect(r().stderrTail).toContain('Starting default (STDIO) server...');
-    expect(findingsOf(r(), 'handshake', 'negotiated')[0]!.message).toBe('negotiated 2025-11-25 (legacy) with mcp-servers/everything 2.0.0');
+    expect(findingsOf(r(), 'handshake', 'negotiated')[0]!.message).toBe('negotiated 2025-11-25 (initialize handshake) with mcp-servers/everything 2.0.0');
     expect(checkOf(r(), 'tool-schemas').findings).toEqual([]);
   });
 

@@ -58,6 +58,13 @@ export function renderText(report: Report, opts: TextOptions): string {
     lines.push(safeText(`server    ${s.name ?? '?'} ${s.version ?? ''}`.trimEnd()) + dim(` · protocol ${safeText(report.protocol.version ?? '?')} (${eraWords(report.protocol.era)})`));
   }
   lines.push(`tools     ${report.tools.length} listed · coverage ${report.coverage.level}`);
+  const rs = report.restarts ?? [];
+  if (rs.length > 0) {
+    const failed = rs.find((r) => !r.ok);
+    const ok = rs.filter((r) => r.ok).length;
+    const again = ok > 0 ? `the server exited and was started again ${ok} time${ok === 1 ? '' : 's'}` : 'the server exited';
+    lines.push(yellow(`restarts  ${again}`) + (failed ? red(`; starting it again failed: ${safeText(failed.failure ?? '?')}`) : ''));
+  }
   lines.push(dim(`sandbox   ${report.sandbox.note}`));
   if (report.status === 'not-audited' && report.notAudited) {
     lines.push('');
@@ -120,7 +127,12 @@ const GROUP_NAMES = 12;
  * The JSON, SARIF and JUnit reports keep every finding.
  */
 function collapse(findings: ReportFinding[]): (ReportFinding | Group)[] {
-  const key = (f: ReportFinding) => (f.tool !== undefined && !f.evidence.calls?.length && !f.suppressed && !f.baselineState ? `${f.messageId}\u0000${f.level}` : undefined);
+  // Identical but for the tool: the same message id, level and data once the tool is left out.
+  const key = (f: ReportFinding) => {
+    if (f.tool === undefined || f.evidence.calls?.length || f.suppressed || f.baselineState) return undefined;
+    const rest = Object.entries(f.data).filter(([k, v]) => k !== 'tool' && v !== f.tool);
+    return `${f.messageId}\u0000${f.level}\u0000${JSON.stringify(rest)}`;
+  };
   const counts = new Map<string, number>();
   for (const f of findings) {
     const k = key(f);
@@ -135,7 +147,9 @@ function collapse(findings: ReportFinding[]): (ReportFinding | Group)[] {
       continue;
     }
     const g = groups.get(k);
-    if (g) g.tools.push(f.tool!);
+    if (g) {
+      if (!g.tools.includes(f.tool!)) g.tools.push(f.tool!);
+    }
     else {
       const fresh = { first: f, tools: [f.tool!] };
       groups.set(k, fresh);
