@@ -224,7 +224,9 @@ export function renderDoc(servers, results, { date, sealmark }) {
   }
   out.push('');
   out.push(
-    'Not in the corpus, from the same survey of 29 servers: @modelcontextprotocol/server-memory@0.6.2 (it keeps its graph next to ' +
+    'The corpus adds about 280 MB to `npm ci` (node_modules 273 MB without it, 553 MB with it; a third of that is mcp-omnisearch\'s ' +
+      'octokit tree, the only tmcp and valibot server that starts offline). ' +
+      'Not in the corpus, from the same survey of 29 servers: @modelcontextprotocol/server-memory@0.6.2 (it keeps its graph next to ' +
       'its own code, so an audit writes into node_modules and changes the next one); @upstash/context7-mcp (SDK v2), ' +
       'mcp-cron (go-sdk) and @onshape-mcp (rmcp 2.2) to keep the install small (40, 25 and 25 MB); @aptos-labs/aptos-mcp ' +
       '(FastMCP 1.x, starts only with an `overrides` pin of the SDK); @leanspec/mcp (its binary needs a chmod after install); ' +
