@@ -368,13 +368,14 @@ describe('hangs-on-wrong-type.mjs (hang_ms 500)', () => {
     expect(f!.replay).toBe(replayFor('hangs-on-wrong-type.mjs', 'count', { n: 'not-a-valid-value' }));
   });
 
-  it('stops probing after the third hang, and protocol-errors is n/a rather than blamed', () => {
+  it('stops probing after the third hang; protocol-errors sends nothing and fails as not judged (never n/a, never blamed on a probe)', () => {
     // Three hangs stop robust-input at once, without the per-tool liveness check. protocol-errors does not run after such a stop: its requests would
     // only wait out the hang limit and blame the wrong probe.
     expect(toolCalls(r, 'count').map((c) => c.probe)).toEqual(['missing-required', 'wrong-types', 'nulls', 'extra-argument']);
     expect(r.calls.filter((c) => c.probe === 'liveness' && c.tool === 'count')).toEqual([]);
     expect(findingsOf(r, 'robust-input', 'stopped-answering')).toEqual([]);
-    expect(checkOf(r, 'protocol-errors').verdict).toBe('n/a');
+    expect(checkOf(r, 'protocol-errors').verdict).toBe('fail');
+    expect(checkOf(r, 'protocol-errors').findings.map((f) => f.messageId)).toEqual(['server-gone-before']);
     expect(checkOf(r, 'protocol-errors').notes).toEqual(['not run: robust-input stopped after three hangs before the protocol probes']);
     expect(r.calls.some((c) => c.probe === 'unknown-method')).toBe(false);
   });

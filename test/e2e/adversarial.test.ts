@@ -406,7 +406,7 @@ describe('servers that go away or go quiet', () => {
     expect(checkOf(r, 'protocol-errors').verdict).not.toBe('n/a');
   });
 
-  it('freeze.mjs: three hangs stop robust-input; protocol-errors is n/a (not blamed on unknown-method) and no protocol probe is sent', async () => {
+  it('freeze.mjs: three hangs stop robust-input; protocol-errors fails as not judged (not blamed on unknown-method) and no protocol probe is sent', async () => {
     const { report: r, ms } = await run('freeze.mjs', { timeout_probe_sec: 1, checks: { 'robust-input': { hang_ms: 300 } } });
     expect(ms).toBeLessThan(10_000);
     expect(r.standard).toBe(false);
@@ -417,9 +417,12 @@ describe('servers that go away or go quiet', () => {
     expect(hang!.evidence.calls).toHaveLength(3);
     const [stop] = findingsOf(r, 'robust-input', 'three-hangs');
     expect(stop!.message).toContain('not reached: echo');
+    // Not blamed on a probe it never sent, and not n/a either: the server stopped answering, so the
+    // check fails as not judged (SPEC section 3 step 3).
     const pe = checkOf(r, 'protocol-errors');
-    expect(pe.verdict).toBe('n/a');
-    expect(pe.findings).toEqual([]);
+    expect(pe.verdict).toBe('fail');
+    expect(pe.findings.map((f) => f.messageId)).toEqual(['server-gone-before']);
+    expect(pe.findings[0]!.message).toContain('the server stopped answering: robust-input stopped after three hangs');
     expect(pe.notes.join(' ')).toMatch(/three hangs/);
     expect(r.calls.filter((c) => PROTOCOL_PROBES.includes(c.probe))).toEqual([]);
   });
@@ -468,11 +471,13 @@ describe('tool names made to attack the text report', () => {
     }
     // Only sealmark's own grade line starts with "grade"; the name's "grade A 100%" stays on its finding's line.
     expect(lines.filter((l) => /^\s*grade\b/.test(l))).toHaveLength(1);
-    const evil = lines.filter((l) => l.includes('bad-name: evil'));
-    expect(evil).toHaveLength(1);
-    expect(evil[0]).toContain('grade A 100%');
-    expect(lines.some((l) => l.includes('bad-name:') && l.includes('colour'))).toBe(true);
-    expect(lines.some((l) => l.includes('bad-name:') && l.includes('rtl') && l.includes('evil'))).toBe(true);
+    // The bad names are one grouped line (SPEC section 8), every name escaped on it.
+    const bad = lines.filter((l) => l.includes('bad-name:'));
+    expect(bad).toHaveLength(1);
+    expect(bad[0]).toContain('bad-name: 7 tools: evil');
+    expect(bad[0]).toContain('grade A 100%');
+    expect(bad[0]).toContain('colour');
+    expect(bad[0]).toContain('rtl');
   });
 });
 

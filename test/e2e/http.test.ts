@@ -749,10 +749,18 @@ describe('5. failures: not reachable, TLS, and a server that dies mid-audit', ()
     expect(graded(report, 'robust-input')).toEqual(['fail exited:list_items', 'partial accepted:add_item', 'partial internal-error:get_item']);
     expect(ri.findings.filter((f) => f.level === 'info').map((f) => f.message)).toEqual(['probing stopped because the server is gone; not reached: list_items (extra-argument), whoami']);
     // The later gatherers say why they did not run.
-    expect(checkOf(report, 'protocol-errors')).toMatchObject({ verdict: 'n/a', notes: ['not run: the server was gone before the protocol probes'] });
-    expect(checkOf(report, 'strict-arguments')).toMatchObject({ verdict: 'n/a', notes: ['not run: the server was gone'] });
-    expect(checkOf(report, 'concurrency')).toMatchObject({ verdict: 'n/a', notes: ['the burst was not sent (the server was gone)'] });
-    expect(checkOf(report, 'oversized-input')).toMatchObject({ verdict: 'n/a', notes: ['the oversized values were not sent (the server was gone)'] });
+    // ... and, the server being gone for good (the reconnect failed), they fail rather than being
+    // n/a (SPEC section 3 step 3: dying must not raise the grade).
+    for (const [id, note] of [
+      ['protocol-errors', 'not run: the server was gone before the protocol probes'],
+      ['strict-arguments', 'not run: the server was gone'],
+      ['concurrency', 'the burst was not sent (the server was gone)'],
+      ['oversized-input', 'the oversized values were not sent (the server was gone)'],
+    ] as const) {
+      expect(checkOf(report, id), id).toMatchObject({ verdict: 'fail', notes: [note] });
+      expect(checkOf(report, id).findings[0]!.messageId, id).toBe('server-gone-before');
+    }
+    expect(report.restarts).toMatchObject([{ ok: false }]);
     expect(checkOf(report, 'bounded-limits').notes).toContain('the limit values were not sent (the server was gone); only the schemas were read');
   }, SLOW);
 
