@@ -61,9 +61,11 @@ let audited: Report;
 let notAudited: Report;
 /** The audited report compared with the not-audited one as its baseline: every finding is new. */
 let compared: Report;
+/** A server that exits on one probe and is started again: the report's restarts. */
+let restarted: Report;
 
 beforeAll(async () => {
-  [audited, notAudited] = await Promise.all([
+  [audited, notAudited, restarted] = await Promise.all([
     // Suppressions in the sample: one that applies, one that matches nothing, one expired.
     audit({
       command: process.execPath,
@@ -80,6 +82,7 @@ beforeAll(async () => {
       ),
     }),
     audit({ command: process.execPath, args: [`${root}test/fixtures/servers/exits-during-init.mjs`] }),
+    audit({ command: process.execPath, args: [`${root}test/fixtures/servers/exits-on-null.mjs`] }),
   ]);
   compared = compareWithBaseline(audited, notAudited, 'baseline.json');
 });
@@ -101,7 +104,7 @@ describe('docs/report-schema.md', () => {
   });
 
   it('documents every top-level key of a report, and every documented top-level key exists', () => {
-    const reports = [audited, notAudited, compared];
+    const reports = [audited, notAudited, compared, restarted];
     expectDocumented('Top-level fields', reports);
     const present = new Set(reports.flatMap((r) => Object.keys(r)));
     const documented = tables.get('Top-level fields')!.map((f) => f.key);
@@ -109,7 +112,7 @@ describe('docs/report-schema.md', () => {
   });
 
   it('documents the nested objects', () => {
-    const reports = [audited, notAudited, compared];
+    const reports = [audited, notAudited, compared, restarted];
     expectDocumented('baseline', [compared.baseline!]);
     expect(compared.baseline!.new.length).toBeGreaterThan(0);
     expectDocumented('target', reports.map((r) => r.target));
