@@ -101,7 +101,8 @@ export const meta: CheckMeta = {
   },
 };
 
-function exitText(call: ProbeCall): string {
+/** How an `exited` call ended, in words: `exit code 1`, `signal SIGKILL`, `connection lost: …`. */
+export function exitText(call: ProbeCall): string {
   const r = call.exchange.reply;
   if (r.kind !== 'exited' || !r.exit) return 'connection closed';
   // A server reached by URL has no exit status: its connection was lost, for the reason kept.

@@ -11,6 +11,7 @@
  */
 import { whyNotRun, type Check, type CheckMeta } from './check.js';
 import { coverageIn, finding, group, verdictOf } from './finding.js';
+import { exitText } from './robust-input.js';
 import type { Finding, ProbeCall, ReplyClass } from '../types.js';
 
 export const meta: CheckMeta = {
@@ -83,12 +84,6 @@ export const meta: CheckMeta = {
 /** A reply that says the tool ran (a failed fetch in the sandbox is still a run). */
 const ANSWERED: ReadonlySet<ReplyClass> = new Set(['accepted', 'lenient-downstream']);
 
-function exitText(call: ProbeCall): string {
-  const r = call.exchange.reply;
-  if (r.kind !== 'exited' || !r.exit) return 'connection closed';
-  if (r.exit.lost) return `connection lost: ${r.exit.lost}`;
-  return r.exit.signal ? `signal ${r.exit.signal}` : r.exit.code === null ? 'connection lost' : `exit code ${r.exit.code}`;
-}
 
 export const check: Check = {
   meta,
