@@ -75,6 +75,7 @@ function safeCwd(pid) {
  */
 export async function auditServer(server, audit) {
   const home = realpathSync(mkdtempSync(join(tmpdir(), `sealmark-corpus-${server.id}-`)));
+  madeTempDirs.add(home);
   const dir = join(home, 'data');
   mkdirSync(dir);
   const { command, args, env } = launchOf(server, dir);
@@ -271,7 +272,14 @@ export function parseDoc(text) {
   return servers;
 }
 
-/** Whether a /tmp folder of this corpus is left (for a test's last look). */
+/** The temp folders auditServer made in this process (another run on the machine has its own). */
+const madeTempDirs = new Set();
+
+/**
+ * The temp folders this process's auditServer calls made that still exist (for a test's last look):
+ * an array of absolute paths, empty when every one was removed. Folders of other runs sharing /tmp
+ * are not this run's to judge.
+ */
 export function leftoverTempDirs() {
-  return readdirSync(tmpdir()).filter((n) => n.startsWith('sealmark-corpus-') && existsSync(join(tmpdir(), n)));
+  return [...madeTempDirs].filter((d) => existsSync(d));
 }
