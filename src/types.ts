@@ -87,7 +87,7 @@ export interface ProbeCall {
   exchange: Exchange;
   classification?: Classification;
   /** Side effects the sandbox saw during this call (effect-pack and limits calls). */
-  effects?: { kind: 'shim' | 'network' | 'file'; detail: string }[];
+  effects?: { kind: 'shim' | 'network' | 'file'; detail: string; summary?: string }[];
   /**
    * Limits probes: the value put in the probed property, as written on the wire (`false`, `-1`,
    * `NaN`, `1,"limit":5` for a duplicate member).

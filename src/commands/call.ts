@@ -169,11 +169,13 @@ async function callIn(
     out.push(`class    ${cl.class}`);
     for (const l of cl.leaks) out.push(`leak     ${l.pattern}: ${l.line}`);
     for (const n of cl.notes) out.push(`note     ${n}`);
-    for (const e of effects) out.push(`effect   ${e.kind}: ${e.detail}`);
+    for (const e of effects) out.push(`effect   ${e.kind}: ${e.detail}${e.summary ? ` (${e.summary})` : ""}`);
     const r2 = ex.reply;
     const hits = r2.kind === 'response' || r2.kind === 'malformed' ? scanSecrets(r2.raw, secrets) : [];
     for (const h of hits) out.push(`secret   ${h.kind} ${h.name} in the ${h.where}`);
-    out.push(sandbox ? `sandbox  ${sandbox.isolation.network === 'namespace' ? 'network loopback only' : 'host network'}; ${effects.length} side effects seen` : 'url' in spec ? 'sandbox  none (a server reached by URL)' : 'sandbox  none (--no-sandbox)');
+    const iso = sandbox?.isolation;
+    const files = iso?.filesystem === 'overlay' ? 'copy-on-write filesystem' : 'scratch folders only (no copy-on-write filesystem)';
+    out.push(iso ? `sandbox  ${iso.network === 'namespace' ? 'network loopback only' : 'host network'}; ${files}; ${effects.length} side effects seen` : 'url' in spec ? 'sandbox  none (a server reached by URL)' : 'sandbox  none (--no-sandbox)');
     // The canaries and your credentials are looked for, never printed.
     // Server text (leaked lines, notes) never reaches the terminal raw.
     process.stdout.write(redactor.text(out.map(safeText).join('\n')) + '\n');

@@ -84,8 +84,8 @@ export interface ReportCall {
   class?: string;
   leaks?: { pattern: string; line: string }[];
   invalidBecause?: string[];
-  /** Side effects the sandbox saw during the call (effects-pack and sandboxed limits calls). */
-  effects?: { kind: string; detail: string }[];
+  /** Side effects the sandbox saw during the call (effects-pack and sandboxed limits calls); `summary` for a write seen through the overlay. */
+  effects?: { kind: string; detail: string; summary?: string }[];
   /** The property the probe filled or broke. */
   target?: string;
   /** Limits probes: the value sent, as written on the wire. */
@@ -118,9 +118,18 @@ export interface Report {
   /**
    * How the server was isolated (SPEC section 3). `kind`: `sandbox` (scratch HOME and working
    * directory, logging shims, and `network: namespace` when loopback-only isolation worked) or
-   * `none` (--no-sandbox). `note`: the same in words, with what was not isolated.
+   * `none` (--no-sandbox). `filesystem`: `overlay` (copy-on-write over `protected`, real paths),
+   * `scratch` (only the scratch folders watched) or `none`; `unprotected`: folders the server could
+   * write that no overlay covered, with why. `note`: the same in words, with what was not isolated.
    */
-  sandbox: { kind: 'sandbox' | 'none'; network: 'namespace' | 'host'; note: string };
+  sandbox: {
+    kind: 'sandbox' | 'none';
+    network: 'namespace' | 'host';
+    filesystem: 'overlay' | 'scratch' | 'none';
+    protected: string[];
+    unprotected: { path: string; why: string }[];
+    note: string;
+  };
   /** false when a locked threshold was changed (SPEC section 1); the keys are listed. */
   standard: boolean;
   nonStandardKeys: string[];
@@ -180,13 +189,22 @@ export interface ReportTarget {
 /** Reasons that come before the server is started: no sandbox was made. */
 const NOT_STARTED = new Set(['fetch-failed', 'not-runnable', 'needs-config']);
 
+/** The sandbox fields of a report where no sandbox was made (`protected` and `unprotected` are given empty). */
+const NO_SANDBOX = { kind: 'none', network: 'host', filesystem: 'none' } as const;
+
 /** The sandbox line of a report (SPEC section 3 asks for a clear note when isolation is missing). */
 function sandboxOf(iso: Isolation | undefined, kind: ReportTarget['kind']): Report['sandbox'] {
-  if (kind === 'tools-file') return { kind: 'none', network: 'host', note: 'no server was run: sealmark lint read a saved tools/list' };
-  if (kind === 'http') return { kind: 'none', network: 'host', note: 'a server reached by URL: sealmark cannot isolate it or see its side effects' };
-  if (!iso) return { kind: 'none', network: 'host', note: 'no sandbox (--no-sandbox): the server ran in the current directory with your HOME and network; only its environment was scrubbed' };
-  const parts = ['scratch HOME and working directory', `network ${iso.network === 'namespace' ? 'loopback only' : 'of the host'}`, ...iso.notes];
-  return { kind: 'sandbox', network: iso.network, note: parts.join('; ') };
+  const none = NO_SANDBOX;
+  if (kind === 'tools-file') return { ...none, protected: [], unprotected: [], note: 'no server was run: sealmark lint read a saved tools/list' };
+  if (kind === 'http') return { ...none, protected: [], unprotected: [], note: 'a server reached by URL: sealmark cannot isolate it or see its side effects' };
+  if (!iso) return { ...none, protected: [], unprotected: [], note: 'no sandbox (--no-sandbox): the server ran in the current directory with your HOME and network; only its environment was scrubbed' };
+  const fs =
+    iso.filesystem === 'overlay'
+      ? `scratch HOME and working directory; copy-on-write filesystem over ${iso.protected.join(', ')} (the server read your files, and its writes went to the overlay)`
+      : 'scratch HOME and working directory';
+  const open = iso.unprotected.map((u) => `not protected: ${u.path} (${u.why})`);
+  const parts = [fs, ...open, `network ${iso.network === 'namespace' ? 'loopback only' : 'of the host'}`, ...iso.notes];
+  return { kind: 'sandbox', network: iso.network, filesystem: iso.filesystem, protected: iso.protected, unprotected: iso.unprotected, note: parts.join('; ') };
 }
 
 /** Input of {@link buildReport}. `startedAt` is ms since the epoch. */
@@ -245,9 +263,9 @@ export function buildReport({ target, isolation, config, artifacts: a, results, 
       : null,
     sandbox:
       failure?.reason === 'invalid-entry'
-        ? { kind: 'none', network: 'host', note: 'not started: the client configuration entry cannot be used as it is' }
+        ? { ...NO_SANDBOX, protected: [], unprotected: [], note: 'not started: the client configuration entry cannot be used as it is' }
         : failure && NOT_STARTED.has(failure.reason)
-          ? { kind: 'none', network: 'host', note: 'not started: the server was never run' }
+          ? { ...NO_SANDBOX, protected: [], unprotected: [], note: 'not started: the server was never run' }
         : sandboxOf(isolation, Array.isArray(target) ? 'stdio' : target.kind),
     standard: nonStandard.length === 0,
     nonStandardKeys: nonStandard,

@@ -17,7 +17,7 @@ import type { OpenFailure } from './session.js';
 export function networkAtStart(failure: OpenFailure, sandbox: Sandbox | undefined, command?: string): OpenFailure | undefined {
   if (!sandbox || sandbox.isolation.network !== 'namespace') return undefined;
   if (failure.reason !== 'exited-during-init' && failure.reason !== 'init-timeout' && failure.reason !== 'init-rejected') return undefined;
-  const seen = sandbox.effectsSince({ offset: 0, logMtimeMs: -1, files: new Map() }).find((e) => e.kind === 'network');
+  const seen = sandbox.effectsSince(sandbox.startMark()).find((e) => e.kind === 'network');
   const lines = failure.stderrTail.split('\n');
   const line = lines.find((l) => FETCH_FAILURE_TERMS.some((t) => !t.only && t.pattern.test(l)));
   if (!seen && !line) return undefined;

@@ -6,10 +6,11 @@
  * effect log, read back between calls so each entry is attributed to the call in flight.
  */
 import { spawnSync } from 'node:child_process';
-import { accessSync, chmodSync, constants, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, chmodSync, constants, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { changesBetween, mountScript, overlayCandidates, overlayPermitted, planOverlay, removeTree, snapshotUppers, upperBase, type OverlayLayer, type UpperSnapshot } from './overlay.js';
 import type { StdioTargetSpec } from './stdio-transport.js';
 
 /** Commands replaced by logging shims (SPEC section 3; the seed's list plus notify-send and gh). */
@@ -27,6 +28,8 @@ export interface Effect {
   kind: 'shim' | 'network' | 'file';
   /** What happened, e.g. `xdg-open http://127.0.0.1:8767`, `CONNECT hooks.example:443`, `created ~/.notes/last.txt`. */
   detail: string;
+  /** For a file seen through the overlay: sizes before and after, the first changed bytes of a text file. */
+  summary?: string;
 }
 
 /** The sandbox could not be set up (exit code 2: a usage problem of this machine, not of the server). */
@@ -49,6 +52,15 @@ export interface Isolation {
   kind: 'sandbox';
   /** `namespace`: loopback only; `host`: the host network (by choice, or because namespaces are not permitted). */
   network: 'namespace' | 'host';
+  /**
+   * `overlay`: copy-on-write over `protected` (the server's writes never reached those folders);
+   * `scratch`: only the scratch HOME and working directory are watched, the server wrote for real.
+   */
+  filesystem: 'overlay' | 'scratch';
+  /** Real folders under copy-on-write (empty without the overlay). */
+  protected: string[];
+  /** Folders the server could write that were not protected, each with the reason. */
+  unprotected: { path: string; why: string }[];
   root: string;
   notes: string[];
 }
@@ -79,6 +91,17 @@ export function networkNamespaceAvailable(): { ok: boolean; why: string } {
 /** A file's identity in a snapshot: size and mtime (ms). */
 type Snapshot = Map<string, string>;
 
+/**
+ * A point in the effect log ({@link Sandbox.mark}): the log's size and mtime, and the files as
+ * they were (the scratch folders' snapshot without the overlay, the upper layers' with it).
+ */
+export interface EffectMark {
+  offset: number;
+  logMtimeMs: number;
+  files: Snapshot;
+  uppers?: UpperSnapshot;
+}
+
 export class Sandbox {
   readonly home: string;
   readonly cwd: string;
@@ -86,13 +109,21 @@ export class Sandbox {
   readonly tmp: string;
   readonly shimDir: string;
   readonly logPath: string;
-  readonly isolation: Isolation;
+  private readonly network: Isolation['network'];
+  private readonly notes: string[];
+  /** The overlay's layers once {@link Sandbox.wrap} planned them (undefined: no overlay). */
+  private layers: OverlayLayer[] | undefined;
+  private unprotected: Isolation['unprotected'] = [];
+  /** Why there is no overlay (when there is none). */
+  private readonly noOverlay: string;
 
   private constructor(
     readonly root: string,
-    /** The shims and the effect log, in a folder apart from HOME and the working directory. */
+    /** The shims, the effect log and the overlay's upper layers, in a folder no overlay covers. */
     readonly control: string,
     private readonly options: SandboxOptions,
+    /** Where the overlay's upper layers go (under `control`), or why there is none. */
+    overlay: { base?: string; why: string },
   ) {
     this.home = join(root, 'home');
     this.cwd = join(root, 'work');
@@ -113,9 +144,38 @@ export class Sandbox {
       else notes.push(ns.why);
     } else notes.push('network on (--network on): the server had the host network');
     if (!options.shims) notes.push('shims off: commands such as open and curl ran for real');
-    if (options.keep) notes.push(`scratch folders kept at ${root} (shims and effect log at ${control})`);
-    this.isolation = { kind: 'sandbox', network, root, notes };
+    if (options.keep) notes.push(`scratch folders kept at ${root} (shims, effect log and the overlay's upper layers at ${control})`);
+    this.network = network;
+    this.notes = notes;
+    this.overlayBase = overlay.base;
+    this.noOverlay = overlay.why;
     liveSandboxes.add(this);
+  }
+
+  private readonly overlayBase: string | undefined;
+
+  /** How the target was isolated (read after the start: a layer that failed to mount is named). */
+  get isolation(): Isolation {
+    const failed = this.failedLayers();
+    const layers = (this.layers ?? []).filter((l) => !failed.has(l.lower));
+    const unprotected = [...this.unprotected, ...[...failed].map(([path, why]) => ({ path, why: `the overlay did not mount (${why})` }))];
+    if (!this.layers) return { kind: 'sandbox', network: this.network, filesystem: 'scratch', protected: [], unprotected, root: this.root, notes: [...this.notes, ...(this.noOverlay ? [`no copy-on-write filesystem: ${this.noOverlay}; the server could change your files outside its scratch HOME and working directory, and only writes there were seen`] : [])] };
+    return { kind: 'sandbox', network: this.network, filesystem: 'overlay', protected: layers.map((l) => l.lower), unprotected, root: this.root, notes: this.notes };
+  }
+
+  /** Layers whose mount failed in the start script (lower → the mount's message). */
+  private failedLayers(): Map<string, string> {
+    const out = new Map<string, string>();
+    if (!this.layers) return out;
+    try {
+      for (const line of readFileSync(join(this.control, 'mounts'), 'utf8').split('\n')) {
+        const [state, lower, why] = line.split('\t');
+        if (state === 'fail' && lower) out.set(lower, (why ?? '').trim() || 'unknown error');
+      }
+    } catch {
+      /* not started yet */
+    }
+    return out;
   }
 
   /**
@@ -125,13 +185,16 @@ export class Sandbox {
   static create(options: SandboxOptions): Sandbox {
     let root: string;
     let control: string;
+    // The overlay needs a user namespace and a place for its upper layers that no overlay covers.
+    const base = networkNamespaceAvailable().ok ? upperBase() : { why: networkNamespaceAvailable().why };
+    const overlay = base.dir ? overlayPermitted(base.dir) : { ok: false, why: base.why };
     try {
       root = mkdtempSync(join(tmpdir(), 'sealmark-sandbox-'));
-      control = mkdtempSync(join(tmpdir(), 'sealmark-control-'));
+      control = mkdtempSync(join(overlay.ok ? base.dir! : tmpdir(), 'sealmark-control-'));
     } catch (err) {
       throw new SandboxError(`cannot create the sandbox's scratch folders in ${tmpdir()} (${(err as NodeJS.ErrnoException).code ?? String(err)}); set TMPDIR to a writable folder, or use --no-sandbox`);
     }
-    return new Sandbox(root, control, options);
+    return new Sandbox(root, control, options, overlay.ok ? { base: join(control, 'overlay'), why: '' } : { why: overlay.why });
   }
 
   private writeShims(): void {
@@ -147,8 +210,10 @@ export class Sandbox {
    * The spec that starts `command` inside the sandbox (relative paths among the command and its
    * arguments resolved against `from`, the user's directory): scratch cwd and HOME, `env` (already
    * scrubbed by the caller) with PATH prefixed by the shims, npm's cache passed through so that
-   * `npx -y` of a cached package starts, proxy variables pointing at the catch-all listener, and on
-   * Linux the network namespace.
+   * `npx -y` of a cached package starts, and on Linux a user namespace with, where permitted, a
+   * network namespace (loopback only, proxy variables pointing at the catch-all listener) and a
+   * mount namespace whose overlay makes every folder the server could write copy-on-write
+   * ({@link overlayCandidates}). Call it once per sandbox: it plans the overlay.
    */
   wrap(rawCommand: string, rawArgs: string[], env: Record<string, string>, from: string = process.cwd()): StdioTargetSpec {
     // The server starts in the scratch folder: arguments that name files relative to where the
@@ -160,36 +225,57 @@ export class Sandbox {
     if (this.options.shims) out.PATH = `${this.shimDir}:${env.PATH ?? ''}`;
     out.npm_config_cache = env.npm_config_cache ?? join(homedir(), '.npm');
     out.npm_config_update_notifier = 'false';
-    if (this.isolation.network === 'namespace') {
+    if (this.overlayBase && !this.layers) {
+      const plan = planOverlay(overlayCandidates(command, args, env, from, [this.root]), this.overlayBase);
+      this.layers = plan.layers;
+      this.unprotected = plan.uncovered;
+    }
+    const script: string[] = [];
+    if (this.layers) {
+      script.push(...mountScript(this.layers, join(this.control, 'mounts')));
+      // The shell's working directory was opened before the mounts: enter it again, through them.
+      script.push(`cd ${shQuote(this.cwd)} 2>/dev/null`);
+    }
+    const network = this.network === 'namespace';
+    if (network) {
       const proxy = `http://127.0.0.1:${PROXY_PORT}`;
       for (const k of ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'http_proxy', 'https_proxy', 'all_proxy']) out[k] = proxy;
       // Two levels up from src/target and from dist/target alike: the package root.
       const listener = fileURLToPath(new URL('../../runtime/proxy-listener.mjs', import.meta.url));
       const ready = join(this.control, 'proxy.ready');
-      // Inside the namespace: bring loopback up, start the listener, then run the server as a child
-      // of the shell, not as PID 1: PID 1 of a namespace ignores SIGTERM unless it handles it, so
-      // the shell stays PID 1 and passes SIGTERM on, and the server keeps the pipe as its stdin.
-      const script = [
+      script.push(
         'ip link set lo up 2>/dev/null',
         `${shQuote(process.execPath)} ${shQuote(listener)} ${PROXY_PORT} ${shQuote(this.logPath)} ${shQuote(ready)} </dev/null >/dev/null 2>&1 &`,
         // The server starts once the listener listens (at most 2 s), so its first request is seen.
         `i=0; while [ ! -e ${shQuote(ready)} ] && [ $i -lt 100 ]; do sleep 0.02; i=$((i+1)); done`,
-        'exec 3<&0',
-        '"$@" <&3 3<&- & pid=$!',
-        'exec 3<&-',
-        "trap 'kill -TERM $pid 2>/dev/null' TERM INT HUP",
-        'while :; do wait $pid; st=$?; kill -0 $pid 2>/dev/null || exit $st; done',
-      ].join('\n');
-      // --pid: everything the server starts (even a setsid'd grandchild) ends with the namespace;
-      // --kill-child: and the namespace ends if unshare is killed.
-      return { command: 'unshare', args: ['-rn', '--pid', '--fork', '--kill-child', 'sh', '-c', script, 'sh', command, ...args], env: out, cwd: this.cwd };
+      );
     }
-    return { command, args, env: out, cwd: this.cwd };
+    if (script.length === 0) return { command, args, env: out, cwd: this.cwd };
+    // Then run the server as a child of the shell, not as PID 1: PID 1 of a namespace ignores
+    // SIGTERM unless it handles it, so the shell stays PID 1 and passes SIGTERM on, and the server
+    // keeps the pipe as its stdin.
+    script.push(
+      'exec 3<&0',
+      '"$@" <&3 3<&- & pid=$!',
+      'exec 3<&-',
+      "trap 'kill -TERM $pid 2>/dev/null' TERM INT HUP",
+      'while :; do wait $pid; st=$?; kill -0 $pid 2>/dev/null || exit $st; done',
+    );
+    // -r: a user namespace; -n: the network's; -m: the mounts'. --pid: everything the server
+    // starts (even a setsid'd grandchild) ends with the namespace; --kill-child: and the namespace
+    // ends if unshare is killed.
+    const flags = `-r${network ? 'n' : ''}${this.layers ? 'm' : ''}`;
+    return { command: 'unshare', args: [flags, '--pid', '--fork', '--kill-child', 'sh', '-c', script.join('\n'), 'sh', command, ...args], env: out, cwd: this.cwd };
   }
 
   /** Marks the start of a call: effects read by {@link Sandbox.effectsSince} come after this point. */
-  mark(): { offset: number; logMtimeMs: number; files: Snapshot } {
-    return { offset: this.logSize(), logMtimeMs: this.logMtime(), files: this.snapshot() };
+  mark(): EffectMark {
+    return { offset: this.logSize(), logMtimeMs: this.logMtime(), files: this.layers ? new Map() : this.snapshot(), ...(this.layers ? { uppers: snapshotUppers(this.layers) } : {}) };
+  }
+
+  /** A mark before anything happened (every effect of the run so far comes after it). */
+  startMark(): EffectMark {
+    return { offset: 0, logMtimeMs: -1, files: new Map(), ...(this.layers ? { uppers: new Map() } : {}) };
   }
 
   private logMtime(): number {
@@ -201,7 +287,7 @@ export class Sandbox {
   }
 
   /** Effects since `mark` (shim calls, proxy connections, file changes), in the order seen. */
-  effectsSince(mark: { offset: number; logMtimeMs: number; files: Snapshot }): Effect[] {
+  effectsSince(mark: EffectMark): Effect[] {
     const out: Effect[] = [];
     // The server runs as the same user and could reach the log. The log only ever grows: one that
     // shrank, or was written without growing, was tampered with.
@@ -214,6 +300,10 @@ export class Sandbox {
       const kind = line.slice(0, tab);
       if (kind === 'shim' || kind === 'network') out.push({ kind, detail: line.slice(tab + 1) });
     }
+    if (this.layers) {
+      out.push(...this.overlayEffects(mark.uppers ?? new Map()));
+      return out;
+    }
     const after = this.snapshot();
     for (const [path, id] of after) {
       if (!mark.files.has(path)) out.push({ kind: 'file', detail: `created ${path}` });
@@ -221,6 +311,29 @@ export class Sandbox {
     }
     for (const path of mark.files.keys()) if (!after.has(path)) out.push({ kind: 'file', detail: `removed ${path}` });
     return out;
+  }
+
+  /**
+   * The writes the overlay's upper layers gained since `before`, as effects with the path as the
+   * user knows it (`~/…` and `./…` for the scratch HOME and working directory, the real path
+   * elsewhere). The server's own TMPDIR and the package caches are not effects.
+   */
+  private overlayEffects(before: UpperSnapshot): Effect[] {
+    const layers = this.layers!;
+    const ignored = [this.tmp, join(this.home, '.npm'), join(this.home, '.cache'), this.npmCache].map((p) => p + '/');
+    const shown = (p: string) => (p.startsWith(this.home + '/') ? `~/${p.slice(this.home.length + 1)}` : p.startsWith(this.cwd + '/') ? `./${p.slice(this.cwd.length + 1)}` : p);
+    const out: Effect[] = [];
+    for (const c of changesBetween(layers, before, snapshotUppers(layers))) {
+      if (ignored.some((i) => c.path.startsWith(i) || (c.to ?? '').startsWith(i))) continue;
+      const detail = c.action === 'renamed' ? `renamed ${shown(c.path)} → ${shown(c.to!)}` : `${c.action} ${shown(c.path)}`;
+      out.push({ kind: 'file', detail, summary: c.summary });
+    }
+    return out;
+  }
+
+  /** npm's cache as the server sees it (its bookkeeping when npx starts a package is not the server's doing). */
+  private get npmCache(): string {
+    return process.env.npm_config_cache ?? join(homedir(), '.npm');
   }
 
   private logSize(): number {
@@ -278,13 +391,7 @@ export class Sandbox {
   dispose(): void {
     liveSandboxes.delete(this);
     if (this.options.keep) return;
-    for (const dir of [this.root, this.control]) {
-      try {
-        if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
-      } catch {
-        /* a process still writing there: the OS temp cleaner will have it */
-      }
-    }
+    for (const dir of [this.root, this.control]) removeTree(dir);
   }
 }
 

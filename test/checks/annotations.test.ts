@@ -56,7 +56,7 @@ describe('C9: a read-only tool that writes a file', () => {
     expect(f!.message).toBe('replace_symbol: states readOnlyHint true, but the sandbox saw it act: file: created ./a.txt');
     const call = r.calls.find((c) => c.seq === f!.evidence.calls![0])!;
     expect([call.probe, call.tool, call.class]).toEqual(['user-probe', 'replace_symbol', 'accepted']);
-    expect(call.effects).toEqual([{ kind: 'file', detail: 'created ./a.txt' }]);
+    expect(call.effects).toEqual([{ kind: 'file', detail: 'created ./a.txt', summary: '2 bytes' }]);
     expect(f!.replay).toBe(`sealmark call --tool replace_symbol --args '{"file":"a.txt","symbol":"x","replacement":"y"}' -- ${process.execPath} ${r.target.command[1]}`);
   });
 

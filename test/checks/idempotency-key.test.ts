@@ -37,8 +37,14 @@ describe('C10: a mailer that sends twice on a retry, with no key', () => {
     const [first, second] = f!.evidence.calls!.map((s) => r.calls.find((c) => c.seq === s)!);
     expect([first!.probe, second!.probe]).toEqual(['repeat-first', 'repeat-second']);
     // robust-input's own call of the probes: entry created the outbox; each repeat appended to it.
-    expect(first!.effects).toEqual([{ kind: 'file', detail: 'changed ./outbox.log' }]);
-    expect(second!.effects).toEqual([{ kind: 'file', detail: 'changed ./outbox.log' }]);
+    // Each append grows the outbox (the overlay's summary gives the sizes before and after).
+    const [a, b] = [first!.effects![0]!, second!.effects![0]!];
+    expect([first!.effects, second!.effects].map((e) => e!.map((x) => [x.kind, x.detail]))).toEqual([[['file', 'changed ./outbox.log']], [['file', 'changed ./outbox.log']]]);
+    const [, a0, a1] = /^(\d+) → (\d+) bytes$/.exec(a.summary ?? '') ?? [];
+    const [, b0, b1] = /^(\d+) → (\d+) bytes$/.exec(b.summary ?? '') ?? [];
+    expect(Number(a1)).toBeGreaterThan(Number(a0));
+    expect(b0).toBe(a1);
+    expect(Number(b1)).toBeGreaterThan(Number(b0));
     // The exact arguments of the probes: entry, twice; no key was added (none is offered).
     for (const c of [first!, second!]) expect(JSON.parse(c.request).params.arguments).toEqual(MAIL.arguments);
     expect(f!.replay).toBe(`sealmark call --tool send_message --args '${JSON.stringify(MAIL.arguments)}' -- ${r.target.command.join(' ')}`);
@@ -68,7 +74,7 @@ describe('a mailer that de-duplicates by idempotency_key', () => {
     const [first, second] = callsOf(r, 'repeat-first').concat(callsOf(r, 'repeat-second'));
     expect(JSON.parse(first!.request).params.arguments).toEqual({ ...MAIL.arguments, idempotency_key: REPEAT_KEY });
     // The first call with the key is a new intent (the probes: entry's own call had no key): it sends.
-    expect(first!.effects).toEqual([{ kind: 'file', detail: 'changed ./outbox.log' }]);
+    expect(first!.effects).toEqual([{ kind: 'file', detail: 'changed ./outbox.log', summary: expect.stringMatching(/^\d+ → \d+ bytes$/) }]);
     expect(second!.effects).toEqual([]);
   });
 });

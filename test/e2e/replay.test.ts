@@ -233,7 +233,8 @@ async function replay(line: string): Promise<Replayed> {
   } catch {
     reply = replyText;
   }
-  const effects = [...r.stdout.matchAll(/^effect {3}([^:]+): (.*)$/gm)].map((m): [string, string] => [m[1]!, m[2]!]);
+  // A write seen through the overlay ends with its summary in parentheses (sizes, first change): the file is the effect.
+  const effects = [...r.stdout.matchAll(/^effect {3}([^:]+): (.*?)(?: \((?:\d+ bytes?|\d+ → \d+ bytes[^)]*|a folder|an empty folder|a file it had made|a link to [^)]*)\))?$/gm)].map((m): [string, string] => [m[1]!, m[2]!]);
   const secrets = [...r.stdout.matchAll(/^secret {3}(.*)$/gm)].map((m) => m[1]!);
   return { ...r, line, sent: field('sent'), cls: field('class'), reply, effects, secrets };
 }

@@ -8,7 +8,7 @@ import type { Effect, Sandbox } from '../../src/target/sandbox.js';
 import type { OpenFailure } from '../../src/target/session.js';
 
 /** A sandbox with loopback only whose effect log holds `effects`. */
-const sandbox = (effects: Effect[] = []) => ({ isolation: { kind: 'sandbox', network: 'namespace', root: '/x', notes: [] }, effectsSince: () => effects }) as unknown as Sandbox;
+const sandbox = (effects: Effect[] = []) => ({ isolation: { kind: 'sandbox', network: 'namespace', root: '/x', notes: [] }, effectsSince: () => effects, startMark: () => ({ offset: 0, logMtimeMs: -1, files: new Map() }) }) as unknown as Sandbox;
 const exited = (stderrTail: string): OpenFailure => ({ reason: 'exited-during-init', message: 'the server exited during the handshake (code 1)', detail: 'code 1', exit: null, stderrTail, noise: [] });
 
 describe('networkAtStart', () => {

@@ -1,0 +1,354 @@
+/**
+ * The copy-on-write filesystem of the sandbox (SPEC section 3 step 1, issue 14): on Linux, in the
+ * sandbox's user and mount namespace, an overlay over every writable folder the server could reach
+ * (lower: the real folder; upper: sealmark's scratch, outside every lower). The server reads the real
+ * files and every write lands in an upper folder, so the user's files are never changed, and the
+ * upper folders say exactly what was written: a file there is created or changed, a whiteout (a
+ * character device 0:0) is a removal.
+ *
+ * This module plans the overlay (which folders, where the upper folders go), checks once that the
+ * kernel allows it, writes the mount commands the sandbox's start script runs, and reads the upper
+ * folders back as effects.
+ */
+import { spawnSync } from 'node:child_process';
+import { closeSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, readdirSync, readlinkSync, realpathSync, rmSync, statfsSync, statSync, type Stats } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { dirname, isAbsolute, join, relative, sep } from 'node:path';
+
+/** Setting this variable to 1 makes sealmark act as if overlayfs were not permitted (tests of the fallback). */
+export const NO_OVERLAY_ENV = 'SEALMARK_NO_OVERLAY';
+
+/** Least free space (bytes) of the folder that holds the upper layers: a server's writes land there. */
+const MIN_UPPER_SPACE = 256 * 1024 * 1024;
+
+/** Most entries walked per snapshot of the upper folders (they hold only what the server wrote). */
+const MAX_UPPER_ENTRIES = 5000;
+
+/** Folders that are never overlaid: kernel file systems, and the root itself (an overlay there would hide every mount). */
+const NEVER = ['/proc', '/sys', '/dev', '/run'];
+
+/** One overlaid folder: `lower` the real path, `upper` and `work` its scratch under the sandbox's base. */
+export interface OverlayLayer {
+  lower: string;
+  upper: string;
+  work: string;
+}
+
+/** The plan of an overlay: the layers to mount and the folders that could not be covered, with why. */
+export interface OverlayPlan {
+  layers: OverlayLayer[];
+  /** Real folders the server could write that stay unprotected, each with the reason (for the report). */
+  uncovered: { path: string; why: string }[];
+}
+
+let permitted: { ok: boolean; why: string } | undefined;
+
+/**
+ * Whether an overlay can be mounted in an unprivileged user and mount namespace here (checked once
+ * per process, about 10 ms): a throwaway overlay of a scratch folder, written through. `why` says
+ * what failed, for the report.
+ */
+export function overlayPermitted(base: string): { ok: boolean; why: string } {
+  if (permitted) return permitted;
+  if (process.env[NO_OVERLAY_ENV] === '1') return (permitted = { ok: false, why: `overlayfs is switched off (${NO_OVERLAY_ENV}=1)` });
+  if (process.platform !== 'linux') return (permitted = { ok: false, why: `overlayfs is a Linux feature (this is ${process.platform})` });
+  const trial = mkdtempSync(join(base, 'sealmark-trial-'));
+  try {
+    for (const d of ['lower', 'upper', 'work']) mkdirSync(join(trial, d));
+    const script = `mount -t overlay overlay -o userxattr,lowerdir=${shQuote(join(trial, 'lower'))},upperdir=${shQuote(join(trial, 'upper'))},workdir=${shQuote(join(trial, 'work'))} ${shQuote(join(trial, 'lower'))} && echo x > ${shQuote(join(trial, 'lower', 'probe'))}`;
+    const r = spawnSync('unshare', ['-rm', '--fork', 'sh', '-c', script], { encoding: 'utf8', timeout: 5000 });
+    if (r.error) return (permitted = { ok: false, why: `unshare is not available (${(r.error as NodeJS.ErrnoException).code})` });
+    if (r.status !== 0 || !existsSync(join(trial, 'upper', 'probe')) || existsSync(join(trial, 'lower', 'probe'))) {
+      const first = (r.stderr || '').trim().split('\n')[0] ?? '';
+      return (permitted = { ok: false, why: `an overlay cannot be mounted in a user namespace here (${first || `exit ${r.status}`})` });
+    }
+    return (permitted = { ok: true, why: '' });
+  } finally {
+    rmSync(trial, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Where the upper layers and the effect log go: a folder that no overlay covers. `/dev/shm` (a
+ * tmpfs on Linux) when it is writable and has room; undefined otherwise, with the reason.
+ */
+export function upperBase(): { dir?: string; why: string } {
+  const dir = '/dev/shm';
+  try {
+    const st = statfsSync(dir);
+    if (st.bavail * st.bsize < MIN_UPPER_SPACE) return { why: `${dir} has less than ${MIN_UPPER_SPACE / 1024 / 1024} MB free for the overlay's upper layers` };
+    const probe = mkdtempSync(join(dir, 'sealmark-probe-'));
+    rmSync(probe, { recursive: true, force: true });
+    return { dir, why: '' };
+  } catch (err) {
+    return { why: `${dir} is not writable (${(err as NodeJS.ErrnoException).code ?? String(err)}), so the overlay's upper layers have no place outside the covered folders` };
+  }
+}
+
+/**
+ * The folders to overlay for a server started as `command args` with `env` from `from` (SPEC
+ * section 3 step 1): the temp folders, the user's home, the folder sealmark runs in, and every
+ * absolute path named in the command, its arguments and the environment values (a named file's
+ * folder; a path that does not exist yet, its nearest existing ancestor). Each as a real path,
+ * minimal: a folder inside another is covered by it. `extra` adds folders (sealmark's scratch).
+ */
+export function overlayCandidates(command: string, args: string[], env: Record<string, string>, from: string, extra: string[] = []): string[] {
+  const named: string[] = [];
+  const look = (text: string) => {
+    // `--db=/x/y`, `file:/x`, `a:/x:/y` lists: every piece that starts with a slash.
+    for (const piece of text.split(/[=:,\s]/)) if (piece.startsWith('/') && piece.length > 1) named.push(piece);
+  };
+  for (const a of [command, ...args]) look(a);
+  for (const [k, v] of Object.entries(env)) if (k !== 'PATH') look(v);
+  const all = ['/tmp', '/var/tmp', tmpdir(), homedir(), from, ...extra, ...named].map(existingFolder).filter((p): p is string => p !== undefined);
+  const real = [...new Set(all)].filter((p) => p !== '/' && !NEVER.some((n) => p === n || p.startsWith(n + '/')));
+  real.sort((a, b) => a.length - b.length);
+  const out: string[] = [];
+  for (const p of real) if (!out.some((o) => p.startsWith(o + '/'))) out.push(p);
+  return out;
+}
+
+/** The real path of `p`'s folder: `p` itself when it is a folder, else its nearest existing ancestor. */
+function existingFolder(p: string): string | undefined {
+  if (!isAbsolute(p)) return undefined;
+  let cur = p;
+  for (;;) {
+    try {
+      const real = realpathSync(cur);
+      return statSync(real).isDirectory() ? real : dirname(real);
+    } catch {
+      const up = dirname(cur);
+      if (up === cur) return undefined;
+      cur = up;
+    }
+  }
+}
+
+/**
+ * Lays out one upper and work folder per candidate under `base`, leaving out candidates that hold
+ * other mounts (an overlay would hide them from the server) or that hold `base` itself.
+ */
+export function planOverlay(candidates: string[], base: string): OverlayPlan {
+  const mounts = mountPoints();
+  const layers: OverlayLayer[] = [];
+  const uncovered: OverlayPlan['uncovered'] = [];
+  candidates.forEach((lower, i) => {
+    if (base === lower || base.startsWith(lower + '/')) return uncovered.push({ path: lower, why: `it holds the overlay's own upper layers (${base})` });
+    const inner = mounts.filter((m) => m.startsWith(lower + '/'));
+    if (inner.length > 0) return uncovered.push({ path: lower, why: `it holds other mounts (${inner.slice(0, 3).join(', ')}), which an overlay would hide` });
+    const upper = join(base, 'upper', String(i));
+    const work = join(base, 'work', String(i));
+    mkdirSync(upper, { recursive: true });
+    mkdirSync(work, { recursive: true });
+    layers.push({ lower, upper, work });
+  });
+  return { layers, uncovered };
+}
+
+/** Mount points of this process's namespace (from /proc/self/mountinfo), decoded. */
+function mountPoints(): string[] {
+  try {
+    return readFileSync('/proc/self/mountinfo', 'utf8')
+      .split('\n')
+      .map((l) => l.split(' ')[4])
+      .filter((p): p is string => p !== undefined && p !== '')
+      .map((p) => p.replace(/\\(\d{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8))));
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Shell lines that mount `layers` inside the sandbox's mount namespace (run before the server
+ * starts). A layer that fails to mount is written to `status` as `fail<TAB>lower<TAB>message`, so
+ * the report can name it; the others as `ok<TAB>lower`.
+ */
+export function mountScript(layers: OverlayLayer[], status: string): string[] {
+  return layers.map((l) => {
+    const opts = `userxattr,lowerdir=${l.lower},upperdir=${l.upper},workdir=${l.work}`;
+    return `if out=$(mount -t overlay overlay -o ${shQuote(opts)} ${shQuote(l.lower)} 2>&1); then printf 'ok\\t%s\\n' ${shQuote(l.lower)} >> ${shQuote(status)}; else printf 'fail\\t%s\\t%s\\n' ${shQuote(l.lower)} "$out" >> ${shQuote(status)}; fi`;
+  });
+}
+
+/** An entry of an upper folder: what it is, its size and modification time. */
+interface UpperEntry {
+  kind: 'file' | 'dir' | 'link' | 'whiteout' | 'other';
+  size: number;
+  /** Size, times and inode: a rewrite of the same size, or a replace by rename, still differs. */
+  id: string;
+}
+
+/** A snapshot of the upper folders: real path (as the server sees it) → entry. */
+export type UpperSnapshot = Map<string, UpperEntry>;
+
+/** Reads every upper folder of `layers` (only what the server wrote since the start is there). */
+export function snapshotUppers(layers: OverlayLayer[]): UpperSnapshot {
+  const out: UpperSnapshot = new Map();
+  const walk = (dir: string, real: string) => {
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      if (out.size >= MAX_UPPER_ENTRIES) return;
+      const full = join(dir, name);
+      const shown = join(real, name);
+      try {
+        const st = lstatSync(full);
+        const kind: UpperEntry['kind'] = st.isCharacterDevice() && st.rdev === 0 ? 'whiteout' : st.isDirectory() ? 'dir' : st.isSymbolicLink() ? 'link' : st.isFile() ? 'file' : 'other';
+        out.set(shown, { kind, size: st.size, id: `${st.size}:${st.mtimeMs}:${st.ctimeMs}:${st.ino}` });
+        if (kind === 'dir') walk(full, shown);
+      } catch {
+        /* gone meanwhile */
+      }
+    }
+  };
+  for (const l of layers) walk(l.upper, l.lower);
+  return out;
+}
+
+/** One change the upper folders show between two snapshots. `path` is the real path. */
+export interface FileChange {
+  action: 'created' | 'changed' | 'removed' | 'renamed';
+  path: string;
+  /** For `renamed`: the new path. */
+  to?: string;
+  /** A short summary: sizes before and after, the first changed bytes of a text file. */
+  summary: string;
+}
+
+/**
+ * The changes between snapshot `before` and `after` of `layers`' upper folders, read against the
+ * real (lower) files: a new file is `created` (or `changed` when the real file exists), a new
+ * whiteout `removed`, and a removal paired with a creation of the same bytes `renamed`. Folders
+ * count only when they are new and hold nothing.
+ */
+export function changesBetween(layers: OverlayLayer[], before: UpperSnapshot, after: UpperSnapshot): FileChange[] {
+  const out: FileChange[] = [];
+  const upperOf = (real: string): string | undefined => {
+    for (const l of layers) if (real === l.lower || real.startsWith(l.lower + sep)) return join(l.upper, relative(l.lower, real));
+    return undefined;
+  };
+  for (const [path, e] of after) {
+    const was = before.get(path);
+    if (was && was.kind === e.kind && was.id === e.id) continue;
+    const real = safeLstat(path, layers);
+    if (e.kind === 'whiteout') {
+      if (was?.kind === 'whiteout') continue;
+      out.push({ action: 'removed', path, summary: real ? sizeWord(real.size, real.isDirectory()) : 'a file it had made' });
+    } else if (e.kind === 'file') {
+      const prior = was && was.kind === 'file' ? { size: was.size, from: 'upper' as const } : real && real.isFile() && was?.kind !== 'whiteout' ? { size: real.size, from: 'lower' as const } : undefined;
+      const upper = upperOf(path)!;
+      if (!prior) out.push({ action: 'created', path, summary: sizeWord(e.size, false) });
+      else out.push({ action: 'changed', path, summary: `${prior.size} → ${e.size} bytes${prior.from === 'lower' ? firstChange(path, upper) : ''}` });
+    } else if (e.kind === 'link') {
+      if (was) continue;
+      let target = '?';
+      try {
+        target = readlinkSync(upperOf(path)!);
+      } catch {
+        /* gone */
+      }
+      out.push({ action: 'created', path, summary: `a link to ${target}` });
+    } else if (e.kind === 'dir') {
+      if (was || real) continue;
+      const holds = [...after.keys()].some((p) => p.startsWith(path + '/'));
+      if (!holds) out.push({ action: 'created', path, summary: 'an empty folder' });
+    }
+  }
+  for (const [path, e] of before) {
+    if (after.has(path) || e.kind === 'whiteout' || e.kind === 'dir') continue;
+    // A file it had made and then removed (no whiteout: nothing below it to hide).
+    out.push({ action: 'removed', path, summary: 'a file it had made' });
+  }
+  return pairRenames(out, layers);
+}
+
+/** A removal and a creation of a file with the same size and bytes become one `renamed`. */
+function pairRenames(changes: FileChange[], layers: OverlayLayer[]): FileChange[] {
+  const removed = changes.filter((c) => c.action === 'removed');
+  if (removed.length === 0) return changes;
+  const out = [...changes];
+  for (const r of removed) {
+    const lower = safeLstat(r.path, layers);
+    if (!lower?.isFile()) continue;
+    const match = out.find((c) => c.action === 'created' && c.summary === sizeWord(lower.size, false) && sameBytes(r.path, upperPathOf(c.path, layers)));
+    if (!match) continue;
+    out.splice(out.indexOf(match), 1);
+    out.splice(out.indexOf(r), 1, { action: 'renamed', path: r.path, to: match.path, summary: sizeWord(lower.size, false) });
+  }
+  return out;
+}
+
+function upperPathOf(real: string, layers: OverlayLayer[]): string | undefined {
+  for (const l of layers) if (real.startsWith(l.lower + sep)) return join(l.upper, relative(l.lower, real));
+  return undefined;
+}
+
+/** The real file's stat (the lower layer), or undefined. */
+function safeLstat(path: string, _layers: OverlayLayer[]): Stats | undefined {
+  try {
+    return lstatSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+function sizeWord(size: number, dir: boolean): string {
+  return dir ? 'a folder' : `${size} byte${size === 1 ? '' : 's'}`;
+}
+
+/** Bytes read from the start of `path` (at most `max`), or undefined. */
+function head(path: string, max = 64 * 1024): Buffer | undefined {
+  try {
+    const fd = openSync(path, 'r');
+    try {
+      const buf = Buffer.alloc(max);
+      const n = readSync(fd, buf, 0, max, 0);
+      return buf.subarray(0, n);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return undefined;
+  }
+}
+
+function sameBytes(a: string, b: string | undefined): boolean {
+  if (b === undefined) return false;
+  const x = head(a);
+  const y = head(b);
+  return x !== undefined && y !== undefined && x.equals(y);
+}
+
+/** `; first change at byte N: "…"` for a text file whose real and written bytes differ; '' otherwise. */
+function firstChange(real: string, upper: string): string {
+  const a = head(real);
+  const b = head(upper);
+  if (!a || !b || a.includes(0) || b.includes(0)) return '';
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i += 1;
+  if (i === a.length && i === b.length) return '';
+  const now = b.subarray(i, i + 40).toString('utf8');
+  return `; first change at byte ${i}: ${JSON.stringify(now)}`;
+}
+
+/** Removes `dir` and everything in it (the upper folders hold whiteouts and mode-0 work folders). Never throws. */
+export function removeTree(dir: string): void {
+  try {
+    if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
+  } catch {
+    spawnSync('chmod', ['-R', 'u+rwx', dir]);
+    try {
+      rmSync(dir, { recursive: true, force: true });
+    } catch {
+      /* the OS temp cleaner will have it */
+    }
+  }
+}
+
+function shQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}

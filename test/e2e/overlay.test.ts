@@ -1,0 +1,118 @@
+/**
+ * The copy-on-write sandbox (SPEC section 3 step 1, issue 14) on a server pointed at the user's data
+ * by absolute path, as published servers are: every write the server makes lands in the overlay and
+ * is an effect with its real path and a short summary, and the user's files are byte-for-byte
+ * unchanged afterwards. Where the overlay is not permitted (SEALMARK_NO_OVERLAY=1 simulates it), the
+ * report says so and names what was not protected.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { audit } from '../../src/audit.js';
+import { configRegistry } from '../../src/config/defaults.js';
+import { parseConfig } from '../../src/config/schema.js';
+import { networkNamespaceAvailable } from '../../src/target/sandbox.js';
+import type { Report } from '../../src/report/build.js';
+import { checkOf, fixture, LATER_PACKS_OFF } from '../helpers/run.js';
+import { runCli } from '../helpers/cli.js';
+
+const ONLY_EFFECTS = { checks: { ...LATER_PACKS_OFF, 'robust-input': { enabled: false }, 'strict-arguments': { enabled: false }, 'protocol-errors': { enabled: false } } };
+const linux = process.platform === 'linux' && networkNamespaceAvailable().ok;
+
+/** A data folder as a user has one: a notes file, a cache folder with one file, a log. */
+function makeData(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'sealmark-overlay-data-'));
+  writeFileSync(join(dir, 'notes.txt'), 'first note\n');
+  mkdirSync(join(dir, 'cache'));
+  writeFileSync(join(dir, 'cache', 'old.bin'), 'bin\n');
+  writeFileSync(join(dir, 'app.log'), 'log\n');
+  return dir;
+}
+
+/** Every file under `dir` → its sha256 (and every folder, as "dir"). */
+function hashes(dir: string, out: Record<string, string> = {}, shown = ''): Record<string, string> {
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) {
+      out[`${shown}${e.name}/`] = 'dir';
+      hashes(p, out, `${shown}${e.name}/`);
+    } else out[`${shown}${e.name}`] = createHash('sha256').update(readFileSync(p)).digest('hex');
+  }
+  return out;
+}
+
+const written = () => readdirSync('/tmp').filter((n) => n.startsWith('sealmark-overlay-fixture-'));
+
+describe.runIf(linux)('an audit of a server that writes to the user’s data by absolute path', () => {
+  let data: string;
+  let before: Record<string, string>;
+  let report: Report;
+
+  beforeAll(async () => {
+    data = makeData();
+    before = hashes(data);
+    report = await audit({ command: process.execPath, args: [fixture('overlay/data-writer.mjs'), '--data', data], config: parseConfig(ONLY_EFFECTS, configRegistry()) });
+  }, 60_000);
+  afterAll(() => rmSync(data, { recursive: true, force: true }));
+
+  it('ran with a copy-on-write filesystem over the temp folders, the home and the data', () => {
+    expect(report.sandbox.filesystem).toBe('overlay');
+    expect(report.sandbox.protected).toContain('/tmp');
+    expect(report.sandbox.unprotected).toEqual([]);
+    expect(report.sandbox.note).toContain('copy-on-write filesystem over /tmp');
+  });
+
+  it('sees each write with its real path and a summary, attributed to the call that made it', () => {
+    const effects = Object.fromEntries(report.calls.filter((c) => c.probe === 'default-call').map((c) => [c.tool, c.effects]));
+    expect(effects.append_note).toEqual([{ kind: 'file', detail: `changed ${data}/notes.txt`, summary: '11 → 34 bytes; first change at byte 11: "a note from the server\\n"' }]);
+    expect(effects.write_tmp).toEqual([{ kind: 'file', detail: expect.stringMatching(/^created \/tmp\/sealmark-overlay-fixture-\d+\.txt$/), summary: '8 bytes' }]);
+    expect(effects.delete_cache).toEqual([{ kind: 'file', detail: `removed ${data}/cache/old.bin`, summary: '4 bytes' }]);
+    expect(effects.rotate_log).toEqual([{ kind: 'file', detail: `renamed ${data}/app.log → ${data}/app.log.1`, summary: '4 bytes' }]);
+    expect(effects.get_status).toEqual([]);
+    const check = checkOf(report, 'default-call-effects');
+    expect(check.verdict).toBe('fail');
+    expect(check.findings.map((f) => [f.tool, f.messageId, f.evidence.quotes])).toEqual([
+      ['append_note', 'effect', [`changed ${data}/notes.txt`]],
+      ['write_tmp', 'effect', [expect.stringMatching(/^created \/tmp\/sealmark-overlay-fixture-\d+\.txt$/)]],
+      ['delete_cache', 'effect', [`removed ${data}/cache/old.bin`]],
+      ['rotate_log', 'effect', [`renamed ${data}/app.log → ${data}/app.log.1`]],
+    ]);
+  });
+
+  it('leaves the user’s files byte-for-byte unchanged, and writes nothing to the real /tmp', () => {
+    expect(hashes(data)).toEqual(before);
+    expect(written()).toEqual([]);
+  });
+});
+
+describe.runIf(linux)('where the overlay is not permitted (SEALMARK_NO_OVERLAY=1)', () => {
+  let data: string;
+  let report: Report;
+
+  beforeAll(async () => {
+    data = makeData();
+    const out = join(data, '..', `${data.split('/').pop()}-report.json`);
+    const run = await runCli(['audit', '--only', 'default-call-effects', '--format', 'json', '--output', out, '--', process.execPath, fixture('overlay/data-writer.mjs'), '--data', data], { env: { SEALMARK_NO_OVERLAY: '1' } });
+    expect(run.stderr).not.toMatch(/Error|at .*\.js:\d+/);
+    report = JSON.parse(readFileSync(out, 'utf8')) as Report;
+    rmSync(out);
+  }, 60_000);
+  afterAll(() => {
+    rmSync(data, { recursive: true, force: true });
+    // Without the overlay the fixture's /tmp write was real: remove it.
+    for (const n of written()) rmSync(join('/tmp', n), { force: true });
+  });
+
+  it('says the filesystem was not copy-on-write and why', () => {
+    expect(report.sandbox.filesystem).toBe('scratch');
+    expect(report.sandbox.protected).toEqual([]);
+    expect(report.sandbox.note).toContain('no copy-on-write filesystem: overlayfs is switched off (SEALMARK_NO_OVERLAY=1); the server could change your files outside its scratch HOME and working directory, and only writes there were seen');
+  });
+
+  it('then the server’s writes were real (which is why the overlay matters)', () => {
+    expect(readFileSync(join(data, 'notes.txt'), 'utf8')).toBe('first note\na note from the server\n');
+    expect(existsSync(join(data, 'app.log.1'))).toBe(true);
+  });
+});
