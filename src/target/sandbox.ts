@@ -254,13 +254,7 @@ export class Sandbox {
     // Then run the server as a child of the shell, not as PID 1: PID 1 of a namespace ignores
     // SIGTERM unless it handles it, so the shell stays PID 1 and passes SIGTERM on, and the server
     // keeps the pipe as its stdin.
-    script.push(
-      'exec 3<&0',
-      '"$@" <&3 3<&- & pid=$!',
-      'exec 3<&-',
-      "trap 'kill -TERM $pid 2>/dev/null' TERM INT HUP",
-      'while :; do wait $pid; st=$?; kill -0 $pid 2>/dev/null || exit $st; done',
-    );
+    script.push(PID1_SCRIPT);
     // -r: a user namespace; -n: the network's; -m: the mounts'. --pid: everything the server
     // starts (even a setsid'd grandchild) ends with the namespace; --kill-child: and the namespace
     // ends if unshare is killed.
@@ -431,6 +425,25 @@ export function findExecutable(command: string, path = '', from: string = proces
  * (spawn-failed), not as an exit of the sandbox's wrapper.
  */
 export function startSpec(sandbox: Sandbox | undefined, command: string, args: string[], env: Record<string, string>, cwd?: string): StdioTargetSpec {
-  if (sandbox && findExecutable(command, env.PATH, cwd)) return sandbox.wrap(command, args, env, cwd);
+  if (!findExecutable(command, env.PATH, cwd)) return { command, args, env, cwd };
+  if (sandbox) return sandbox.wrap(command, args, env, cwd);
+  // Without the sandbox (--no-sandbox) the server runs as it is, with one exception: where user
+  // namespaces are permitted it runs in a pid namespace of its own, with your uid mapped to itself,
+  // so that a grandchild that left the process group (setsid, a double fork) still ends with it.
+  if (process.platform === 'linux' && networkNamespaceAvailable().ok) {
+    return { command: 'unshare', args: ['--map-current-user', '--pid', '--fork', '--kill-child', 'sh', '-c', PID1_SCRIPT, 'sh', command, ...args], env, cwd };
+  }
   return { command, args, env, cwd };
 }
+
+/**
+ * The shell that stands as PID 1 of a pid namespace and runs the server as its child (PID 1 ignores
+ * SIGTERM unless it handles it, so the shell passes it on), keeping the pipe as the server's stdin.
+ */
+const PID1_SCRIPT = [
+  'exec 3<&0',
+  '"$@" <&3 3<&- & pid=$!',
+  'exec 3<&-',
+  "trap 'kill -TERM $pid 2>/dev/null' TERM INT HUP",
+  'while :; do wait $pid; st=$?; kill -0 $pid 2>/dev/null || exit $st; done',
+].join('\n');

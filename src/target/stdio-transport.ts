@@ -12,6 +12,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Transport, JSONRPCMessage } from '@modelcontextprotocol/client';
+import { ProcessTree } from './process-tree.js';
 
 /** Bytes of one stdout line kept before it is dropped as oversized (16 MiB). */
 export const MAX_LINE_BYTES = 16 * 1024 * 1024;
@@ -118,6 +119,8 @@ export class AuditStdioTransport implements Transport {
   private stderrTail = '';
   private closed = false;
   private reaped = false;
+  /** The processes the server started, tracked while it runs (see {@link ProcessTree}). */
+  private tree: ProcessTree | undefined;
   private exited?: Promise<void>;
 
   constructor(readonly spec: StdioTargetSpec) {}
@@ -175,6 +178,8 @@ export class AuditStdioTransport implements Transport {
       });
       child.once('spawn', () => {
         spawned = true;
+        // A grandchild in a session of its own escapes the group kill: track the whole tree.
+        if (child.pid) this.tree = new ProcessTree(child.pid);
         resolve();
       });
       child.once('close', () => this.finish());
@@ -303,6 +308,8 @@ export class AuditStdioTransport implements Transport {
     const child = this.child;
     if (!child || this.reaped) return;
     this.reaped = true;
+    // The last look at the tree, while the server that started it still stands.
+    this.tree?.scan();
     if (!this.exit) {
       try {
         child.stdin?.end();
@@ -317,17 +324,21 @@ export class AuditStdioTransport implements Transport {
         }
       }
     }
-    // The leader may be gone while children it started live on in the group.
+    // The leader may be gone while children it started live on in the group, or in sessions of their own.
     this.signalGroup('SIGKILL');
+    this.tree?.signalAll('SIGKILL');
+    this.tree?.stop();
     live.delete(this);
     child.stdout?.destroy();
     child.stderr?.destroy();
     this.finish();
   }
 
-  /** SIGKILL to the whole process group, now (no grace). */
+  /** SIGKILL to the whole process group and every process of the tree seen so far, now (no grace). */
   killNow(): void {
+    this.tree?.scan();
     this.signalGroup('SIGKILL');
+    this.tree?.signalAll('SIGKILL');
   }
 
   private signalGroup(signal: NodeJS.Signals): void {

@@ -227,22 +227,44 @@ describe('the whole process tree ends at close (SPEC section 3, step 4)', () => 
     expect(left).toEqual([]);
   });
 
-  it('a grandchild that ignores SIGTERM is gone after the audit', async () => {
+  it.runIf(process.platform === 'linux')('with --no-sandbox, a grandchild in its own session (setsid) ends too: sealmark tracks the whole tree', async () => {
+    const tag = `sealmark-setsid-nosandbox-${process.pid}-${Date.now()}`;
+    const report = await auditFixture('spawns-setsid-grandchild.mjs', { checks: { 'protocol-errors': { enabled: false } } }, [tag], { sandbox: false });
+    expect(report.status).toBe('audited');
+    expect(report.sandbox.kind).toBe('none');
+    const deadline = Date.now() + 2000;
+    let left = (await processesWith(tag)).filter((p) => running(p.pid));
+    while (left.length > 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+      left = (await processesWith(tag)).filter((p) => running(p.pid));
+    }
+    // Leave nothing behind even when the assertion fails.
+    for (const p of left) process.kill(p.pid, 'SIGKILL');
+    expect(left).toEqual([]);
+  });
+
+  it('a grandchild that ignores SIGTERM is gone after the audit (--no-sandbox)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sealmark-tree-'));
+    const tag = `sealmark-sigterm-${process.pid}-${Date.now()}`;
     try {
       const pidFile = join(dir, 'grandchild.pid');
-      // Without the sandbox, this is the process-group kill at work (inside it, the pid namespace
-      // ends everything, and the pid the fixture writes is a namespace pid).
-      const report = await auditFixture('spawns-grandchild.mjs', { checks: { 'protocol-errors': { enabled: false } } }, [pidFile], { sandbox: false });
+      // The group kill and the tree kill at work (in a pid namespace, where one is permitted, the
+      // pid the fixture writes is a namespace pid: the grandchild is found by its tag).
+      const report = await auditFixture('spawns-grandchild.mjs', { checks: { 'protocol-errors': { enabled: false } } }, [pidFile, tag], { sandbox: false });
       expect(report.status).toBe('audited');
-      const pid = Number(readFileSync(pidFile, 'utf8'));
-      expect(pid).toBeGreaterThan(0);
+      expect(Number(readFileSync(pidFile, 'utf8'))).toBeGreaterThan(0);
       // SIGKILL was sent at close; the kernel ends the process a moment later on a busy machine.
       const deadline = Date.now() + 2000;
-      while (running(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      expect(running(pid)).toBe(false);
+      let left = (await processesWith(tag)).filter((p) => running(p.pid));
+      while (left.length > 0 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 50));
+        left = (await processesWith(tag)).filter((p) => running(p.pid));
+      }
+      for (const p of left) process.kill(p.pid, 'SIGKILL');
+      expect(left).toEqual([]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
 });

@@ -1,0 +1,91 @@
+/**
+ * The processes a target started, tracked while it runs (SPEC section 3 step 4: no orphan
+ * processes). A process-group kill misses a grandchild that started a session of its own (`setsid`,
+ * a daemonising server); inside the sandbox the pid namespace ends it, but with `--no-sandbox`, or
+ * where namespaces are not permitted, only tracking finds it. On Linux the tracker reads /proc now
+ * and then and remembers every descendant of the target (pid and start time, so that a reused pid
+ * is never signalled); at close every one still alive is killed.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** ms between two looks at /proc while the target runs. */
+export const TREE_SCAN_MS = 200;
+
+/** pid → start time (clock ticks since boot, field 22 of /proc/<pid>/stat). */
+type Seen = Map<number, string>;
+
+/** `[ppid, starttime]` of a process from /proc/<pid>/stat, or undefined when it is gone. */
+function statOf(pid: number): [number, string] | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) is in parentheses and may hold spaces: read after the last ')'.
+    const rest = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    return [Number(rest[1]), rest[19] ?? ''];
+  } catch {
+    return undefined;
+  }
+}
+
+/** Tracks the descendants of one process (Linux only; elsewhere it does nothing). */
+export class ProcessTree {
+  private readonly seen: Seen = new Map();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly root: number) {
+    if (process.platform !== 'linux') return;
+    this.scan();
+    this.timer = setInterval(() => this.scan(), TREE_SCAN_MS);
+    this.timer.unref();
+  }
+
+  /** Records every process whose parent is the root or a process recorded before (one pass over /proc). */
+  scan(): void {
+    if (process.platform !== 'linux') return;
+    let names: string[];
+    try {
+      names = readdirSync('/proc');
+    } catch {
+      return;
+    }
+    const children = new Map<number, { pid: number; start: string }[]>();
+    for (const n of names) {
+      const pid = Number(n);
+      if (!Number.isInteger(pid) || pid <= 0) continue;
+      const st = statOf(pid);
+      if (!st) continue;
+      const list = children.get(st[0]) ?? [];
+      list.push({ pid, start: st[1] });
+      children.set(st[0], list);
+    }
+    const queue = [this.root, ...this.seen.keys()];
+    while (queue.length > 0) {
+      const parent = queue.shift()!;
+      for (const c of children.get(parent) ?? []) {
+        if (this.seen.get(c.pid) === c.start) continue;
+        this.seen.set(c.pid, c.start);
+        queue.push(c.pid);
+      }
+    }
+  }
+
+  /** Stops looking (the target is closed). */
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Sends `signal` to every recorded process still alive with the start time it had (never a reused pid). */
+  signalAll(signal: NodeJS.Signals): void {
+    for (const [pid, start] of this.seen) {
+      if (statOf(pid)?.[1] !== start) {
+        this.seen.delete(pid);
+        continue;
+      }
+      try {
+        process.kill(pid, signal);
+      } catch {
+        /* gone meanwhile */
+      }
+    }
+  }
+}
