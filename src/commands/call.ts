@@ -9,6 +9,7 @@ import { readClientConfig } from '../client-config.js';
 import type { HttpTargetSpec } from '../target/http-transport.js';
 import { EFFECT_GRACE_MS } from '../probes/effects.js';
 import { Sandbox, startSpec } from '../target/sandbox.js';
+import { effectsOf } from '../probes/watch.js';
 import type { StdioTargetSpec } from '../target/stdio-transport.js';
 import { classifyReply } from '../classify.js';
 import { defaultConfig } from '../config/defaults.js';
@@ -158,7 +159,8 @@ async function callIn(
     const splice = raw !== undefined ? { marker: RAW_MARKER, text: raw } : undefined;
     const ex = await opened.request('tools/call', params, timeoutMs, { splice });
     await new Promise((r) => setTimeout(r, EFFECT_GRACE_MS));
-    const effects = mark && sandbox ? sandbox.effectsSince(mark) : [];
+    // The audit's effect rules, the failed fetch a reply reports included: a replay shows what its finding quotes.
+    const effects = effectsOf(sandbox, mark, ex.reply);
     const cl = classifyReply({ reply: ex.reply, declaredParams: propertiesOf(tool?.inputSchema).map((p) => p.name), protocolVersion: opened.handshake.protocolVersion });
     const out: string[] = [];
     out.push(`protocol ${opened.handshake.protocolVersion ?? '?'}${tool || opts.tool === undefined ? '' : `  (note: ${opts.tool} is not in tools/list)`}`);

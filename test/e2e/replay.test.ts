@@ -92,6 +92,9 @@ const AUDITS = {
   echoPassword: { server: [NODE, fixture('secrets/echo_password.mjs')] },
   // strict-arguments: a call without `arguments` refused by a zero-argument read tool.
   strict: { server: [NODE, fixture('strict/strict-arguments.mjs')] },
+  // default-call-effects, a network effect read from the reply: an in-process fetch the namespace
+  // refused, which no proxy sees (issue 14: the replay printed "0 side effects seen").
+  remoteFetch: { server: [NODE, fixture('effects/remote-fetch-default.mjs')] },
 } satisfies Record<string, AuditSpec>;
 type AuditKey = keyof typeof AUDITS;
 
@@ -152,6 +155,13 @@ const CASES: Case[] = [
     extra: ({ line }) => expect(line).not.toContain('--args'),
   },
   { check: 'default-call-effects', audit: 'demo', messageId: 'effect', effect: true },
+  {
+    check: 'default-call-effects',
+    audit: 'remoteFetch',
+    messageId: 'effect',
+    effect: true,
+    extra: ({ effects }) => expect(effects.map(([k, d]) => `${k}: ${d.replace(/:.*/, ':')}`)).toEqual(['network: the reply reports a failed connection:']),
+  },
   // Findings drawn from more than one call replay their first: here count 0 (count 1 is the second).
   { check: 'bounded-limits', audit: 'demo', messageId: 'zero-unlimited' },
   { check: 'bounded-limits', audit: 'nan', messageId: 'admitted', pick: (f) => f.replay!.includes(' --raw-args ') },
