@@ -325,6 +325,15 @@ describe('the --env flags of a replay line', () => {
   });
 });
 
+describe('a replay that cannot reach its server', () => {
+  it('says no call was made (exit 3), not that a target could not be audited', async () => {
+    const r = await run(['call', '--url', 'http://127.0.0.1:1/mcp', '--raw-params', '[]']);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toBe('sealmark: no call was made: cannot connect to http://127.0.0.1:1/mcp: bad port\n');
+    expect(r.stdout).toBe('');
+  });
+});
+
 describe('the cases cover every replayable check', () => {
   it('the checks covered here are exactly those whose findings carried a replay in these audits', () => {
     const replayable = new Set(Object.values(reports).flatMap((r) => r.checks.filter((c) => c.findings.some((f) => f.replay)).map((c) => c.id)));
