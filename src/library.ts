@@ -38,9 +38,11 @@ export interface LibraryAuditOptions extends Omit<AuditOptions, 'config'> {
 
 /**
  * Audits one server and resolves to the JSON report object (docs/report-schema.md), as
- * `sealmark audit --format json` prints it. Rejects with ConfigError (the CLI's exit 2) for a bad
- * config, a missing `configFile`, `config` and `configFile` both given, or an unknown `only` /
- * `skip` id; with UsageError for a target given wrong (no command, URL or package, or more than
+ * `sealmark audit --format json` prints it. Rejects with ConfigError (the CLI's exit 2; its `key`
+ * names the option or config key) for a bad config (key `config` when it is `null` or no object,
+ * `ignoreSuppressions` when it carries that key: pass `suppress: false`), a missing `configFile`
+ * (key `configFile`), `config` and `configFile` both given, or an unknown `only` / `skip` id or a
+ * bad `timeoutProbeSec` (keys `only`, `skip`, `timeoutProbeSec`); with UsageError for a target given wrong (no command, URL or package, or more than
  * one). Never rejects for anything the server does: a server that cannot be started or dies is a
  * verdict (`report.status` is `not-audited`).
  *
