@@ -24,7 +24,7 @@ import { locateSource } from './report/source.js';
 import { defaultConfig } from './config/defaults.js';
 import type { ResolvedConfig } from './config/schema.js';
 import type { CheckResult, ListedTool } from './types.js';
-import { rawParamsReplayLine, replayLine } from './replay.js';
+import { envReplayFlags, rawParamsReplayLine, replayLine } from './replay.js';
 import { Redactor } from './redact.js';
 import { envCanaries, scanSecrets, secretSet } from './secrets.js';
 import type { Launch, PackageRef } from './target/launch.js';
@@ -217,7 +217,7 @@ async function auditSpec(
   const isolation = isHttp ? [] : !sandbox ? ['--no-sandbox'] : config.sandbox.network === 'on' ? ['--network', 'on'] : [];
   const replayFlags = via
     ? [...via, ...(config.source ? ['--config', config.source] : []), ...isolation]
-    : [...(isHttp ? httpReplayFlags(options) : []), ...(config.source ? ['--config', config.source] : []), ...Object.keys(options.env ?? {}).flatMap((k) => ['--env', k]), ...isolation];
+    : [...(isHttp ? httpReplayFlags(options) : []), ...(config.source ? ['--config', config.source] : []), ...envReplayFlags(options.env ?? {}), ...isolation];
   // A --package replay names the package among its flags; the server's own arguments follow `--`.
   // A launcher line replays with its package pinned to the version audited.
   const trailing = via ? (options.package ? (options.args ?? []) : []) : (pinned ?? display);

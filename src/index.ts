@@ -15,7 +15,7 @@ export { checks, checkById } from './checks/index.js';
 export type { Check, CheckMeta } from './checks/check.js';
 export { classifyReply, scanLeaks } from './classify.js';
 export { defaultConfig } from './config/defaults.js';
-export { loadConfig } from './config/load.js';
+export { loadConfig, type LoadConfigOptions } from './config/load.js';
 export { ConfigError, type ConfigInput, type ConfigProblem, type ResolvedConfig, type SuppressEntry } from './config/schema.js';
 export type { Suppressions, SuppressionState } from './report/suppress.js';
 export { UsageError } from './errors.js';

@@ -17,9 +17,14 @@ export interface LibraryAuditOptions extends Omit<AuditOptions, 'config'> {
    * The config as an object, validated as a config file is (SPEC section 7): an unknown key, a
    * wrong type or a value out of range throws ConfigError naming the key. A config from
    * `loadConfig()` or `defaultConfig()` is accepted as well (it is valid). Not with `configFile`.
+   * Not `null` or a non-object (ConfigError, key `config`); `ignoreSuppressions` is no config key
+   * (ConfigError naming it): the option is `suppress: false`.
    */
   config?: ConfigInput;
-  /** A config file (JSON or YAML), relative to `cwd` (default: the current directory), loaded as `--config` loads it. */
+  /**
+   * A config file (JSON or YAML), relative to `cwd` (default: the current directory), loaded as
+   * `--config` loads it; missing or unreadable: ConfigError with key `configFile`.
+   */
   configFile?: string;
   /** `--only`: run only these check ids. */
   only?: string[];
@@ -33,9 +38,11 @@ export interface LibraryAuditOptions extends Omit<AuditOptions, 'config'> {
 
 /**
  * Audits one server and resolves to the JSON report object (docs/report-schema.md), as
- * `sealmark audit --format json` prints it. Rejects with ConfigError (the CLI's exit 2) for a bad
- * config, a missing `configFile`, `config` and `configFile` both given, or an unknown `only` /
- * `skip` id; with UsageError for a target given wrong (no command, URL or package, or more than
+ * `sealmark audit --format json` prints it. Rejects with ConfigError (the CLI's exit 2; its `key`
+ * names the option or config key) for a bad config (key `config` when it is `null` or no object,
+ * `ignoreSuppressions` when it carries that key: pass `suppress: false`), a missing `configFile`
+ * (key `configFile`), `config` and `configFile` both given, or an unknown `only` / `skip` id or a
+ * bad `timeoutProbeSec` (keys `only`, `skip`, `timeoutProbeSec`); with UsageError for a target given wrong (no command, URL or package, or more than
  * one). Never rejects for anything the server does: a server that cannot be started or dies is a
  * verdict (`report.status` is `not-audited`).
  *
@@ -48,7 +55,16 @@ export async function audit(options: LibraryAuditOptions): Promise<Report> {
   return runAudit({ ...engine, config: resolveLibraryConfig({ config, configFile, only, skip, timeoutProbeSec, suppress, cwd: options.cwd }) });
 }
 
-/** The config of a library run (see {@link LibraryAuditOptions}). Throws ConfigError. */
+/**
+ * The config of a library run (see {@link LibraryAuditOptions}): `config` validated as a file is,
+ * else `configFile` loaded, else the file found upward from `cwd`; then `only`, `skip`,
+ * `timeoutProbeSec` and `suppress: false` applied as the CLI applies its flags.
+ *
+ * @throws ConfigError naming the key: `config` when it is not an object (`null`, an array, a
+ *   string), `ignoreSuppressions` when `config` carries it (it is no config key: the option is
+ *   `suppress: false`), `configFile` for a missing or unreadable file or with `config` as well,
+ *   and the dotted key of every problem in the config itself.
+ */
 export function resolveLibraryConfig(o: Pick<LibraryAuditOptions, 'config' | 'configFile' | 'only' | 'skip' | 'timeoutProbeSec' | 'suppress' | 'cwd'>): ResolvedConfig {
   const registry = configRegistry();
   const cwd = o.cwd ?? process.cwd();
@@ -57,19 +73,23 @@ export function resolveLibraryConfig(o: Pick<LibraryAuditOptions, 'config' | 'co
   }
   let base: ResolvedConfig;
   if (o.config !== undefined) {
-    // A resolved config is a valid config file but for what no file holds: where it came from,
-    // and --no-suppress.
     const raw: unknown = o.config;
-    let source: string | undefined;
-    let input = raw;
-    if (typeof raw === 'object' && raw !== null && !Array.isArray(raw)) {
-      const { source: s, ignoreSuppressions: _ignored, ...rest } = raw as Partial<ResolvedConfig>;
-      source = typeof s === 'string' ? s : undefined;
-      input = rest;
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+      const got = raw === null ? 'null' : Array.isArray(raw) ? 'an array' : `${typeof raw} ${JSON.stringify(raw)}`;
+      throw new ConfigError([{ key: 'config', message: `expected a config object (or leave config out for the file found upward), got ${got}` }], { label: '' });
+    }
+    // A resolved config (loadConfig, defaultConfig) is a valid config file but for where it came
+    // from, which no file holds. Whether suppressions apply is the `suppress` option, not config.
+    const { source, ...input } = raw as Partial<ResolvedConfig>;
+    if (source !== undefined && typeof source !== 'string') {
+      throw new ConfigError([{ key: 'source', message: `expected the path of the file the config came from, got ${JSON.stringify(source)}` }], { label: 'config' });
+    }
+    if (Object.hasOwn(input, 'ignoreSuppressions')) {
+      throw new ConfigError([{ key: 'ignoreSuppressions', message: 'not a config key: to apply no suppress: entries, pass the audit option suppress: false (the CLI\'s --no-suppress)' }], { label: 'config' });
     }
     base = parseConfig(input, registry, source, 'config');
   } else {
-    base = loadConfig({ ...(o.configFile !== undefined ? { path: o.configFile } : {}), cwd, registry });
+    base = loadConfig({ ...(o.configFile !== undefined ? { path: o.configFile } : {}), cwd, registry, option: 'configFile' });
   }
   const merged = mergeCliOverrides(
     base,
@@ -79,6 +99,7 @@ export function resolveLibraryConfig(o: Pick<LibraryAuditOptions, 'config' | 'co
       ...(o.skip !== undefined ? { skip: o.skip } : {}),
     },
     registry,
+    { only: 'only', skip: 'skip', timeout_probe_sec: 'timeoutProbeSec' },
   );
   return o.suppress === false ? { ...merged, ignoreSuppressions: true } : merged;
 }

@@ -11,6 +11,7 @@ import { compareWithBaseline } from '../report/baseline.js';
 import { loadSaved, loadSavedReport } from '../report/load.js';
 import { safeText } from '../report/reporters/text.js';
 import { suppressionWarning } from '../report/suppress.js';
+import { envReplayFlags } from '../replay.js';
 import { UsageError, parseEnvList, resolveConfig, targetOf } from './common.js';
 import { runState } from '../run-state.js';
 import { launcherLine, parsePackageOption, type PackageRef } from '../target/launch.js';
@@ -63,7 +64,7 @@ export interface AuditCliOptions {
 /**
  * The config of a run: the file, `--timeout-probe`, `--only`, `--skip`, the sandbox flags and
  * `--no-suppress`.
- * `--env` stays apart from the config's env, so that replay lines can name it (`--env KEY`).
+ * `--env` stays apart from the config's env, so that replay lines can name it (`--env KEY=value`, or `--env KEY` for a secret).
  */
 function runConfig(opts: AuditCliOptions): ReturnType<typeof resolveConfig> {
   const fromFile = resolveConfig({ ...opts, env: undefined }, process.cwd());
@@ -126,7 +127,7 @@ export async function runAudit(command: string[], opts: AuditCliOptions): Promis
     config,
     env: { ...cliEnv, ...(fromJson && 'env' in fromJson ? fromJson.env : {}) },
     allowInstallScripts: opts.allowInstallScripts === true,
-    ...(via ? { replayVia: [...via, ...Object.keys(cliEnv).flatMap((k) => ['--env', k])] } : {}),
+    ...(via ? { replayVia: [...via, ...envReplayFlags(cliEnv)] } : {}),
     sandbox: opts.sandbox !== false,
     all: opts.all === true,
     allowEffects: opts.allowEffects === true,
@@ -246,7 +247,7 @@ async function runClientConfig(command: string[], opts: AuditCliOptions): Promis
   for (const [i, entry] of entries.entries()) {
     const progress = tty ? progressLine(tty, `[${i + 1}/${entries.length}] ${safeText(entry.name)} · `) : undefined;
     // The replay reaches the server through its entry, with the --env names the audit had.
-    const via = ['--client-config', opts.clientConfig!, '--server', entry.name, ...Object.keys(cliEnv).flatMap((k) => ['--env', k])];
+    const via = ['--client-config', opts.clientConfig!, '--server', entry.name, ...envReplayFlags(cliEnv)];
     let report: Report;
     if (entry.kind === 'invalid' || entry.kind === 'disabled') {
       const label = entry.kind === 'invalid' ? entry.label : '';

@@ -62,6 +62,15 @@ export interface CallCliOptions {
   allowInstallScripts?: boolean;
 }
 
+/**
+ * The stderr line (exit 3) when the server could not be started or reached, worded for `call`:
+ * `sealmark: no call was made: cannot connect to http://127.0.0.1:1/mcp: ECONNREFUSED` (`why`
+ * already redacted; control characters escaped here).
+ */
+function notCalled(why: string): string {
+  return `sealmark: no call was made: ${safeText(why)}\n`;
+}
+
 /** Runs the call; resolves to 0 when a reply (of any class) was read, 3 when the server could not be reached. */
 export async function runCall(command: string[], opts: CallCliOptions): Promise<number> {
   const entry = opts.clientConfig !== undefined ? clientEntry(command, opts) : undefined;
@@ -69,7 +78,7 @@ export async function runCall(command: string[], opts: CallCliOptions): Promise<
   const pkg = opts.package !== undefined ? parsePackageOption(opts.package) : undefined;
   const planned = opts.serverJson !== undefined ? serverJsonTarget(opts.serverJson, opts, parseEnvList(opts.env)) : undefined;
   if (planned?.kind === 'not-started') {
-    process.stderr.write(`sealmark: the target could not be audited: ${safeText(planned.why.message)}\n`);
+    process.stderr.write(notCalled(planned.why.message));
     return 3;
   }
   const launch = planned?.kind === 'launch' ? planned : undefined;
@@ -119,7 +128,7 @@ export async function runCall(command: string[], opts: CallCliOptions): Promise<
   // The same fetch phase as the audit: a replay starts the install the audit started.
   const start = await prepareStart(launch ? { launch: launch.launch } : pkg ? { package: pkg, args: cmd } : { command: cmd[0], args: cmd.slice(1) }, { fetch: opts.sandbox !== false, allowInstallScripts: opts.allowInstallScripts === true, cwd: entry && 'cwd' in entry ? entry.cwd : undefined });
   if (!start.ok) {
-    process.stderr.write(`sealmark: the target could not be audited: ${safeText(redactor.text(start.message))}\n`);
+    process.stderr.write(notCalled(redactor.text(start.message)));
     return 3;
   }
   // Replays run in the sandbox too: replaying an effect finding must not open, send or write for real.
@@ -147,7 +156,7 @@ async function callIn(
   if (!(opened instanceof Session)) {
     // The same reading as the audit's: a server that reached for the network while starting says so.
     const why = networkAtStart(opened, sandbox, launcherCommand) ?? opened;
-    process.stderr.write(`sealmark: the target could not be audited: ${safeText(redactor.text(why.message))}\n`);
+    process.stderr.write(notCalled(redactor.text(why.message)));
     return 3;
   }
   try {

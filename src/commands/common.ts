@@ -47,7 +47,7 @@ export function parseList(value: string | undefined): string[] | undefined {
  */
 export function resolveConfig(opts: { config?: string; timeoutProbe?: string; only?: string; skip?: string; env?: string[] }, cwd: string): ResolvedConfig {
   const registry = configRegistry();
-  const base = loadConfig({ path: opts.config, cwd, registry });
+  const base = loadConfig({ path: opts.config, cwd, registry, option: '--config' });
   return mergeCliOverrides(
     base,
     {

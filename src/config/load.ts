@@ -7,6 +7,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, extname, isAbsolute, join, relative, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
+import { configRegistry } from './defaults.js';
 import {
   ConfigError,
   MAX_TIMEOUT_SEC,
@@ -60,30 +61,52 @@ function isFile(path: string): boolean {
   }
 }
 
+/** Options of {@link loadConfig}. */
+export interface LoadConfigOptions {
+  /** A config file to load (JSON or YAML), relative to `cwd`; absent: the file found upward from `cwd`. */
+  path?: string;
+  /** Directory `path` is relative to and the upward search starts from; default `process.cwd()`. */
+  cwd?: string;
+  /** The checks known to this build; default the built-in check registry (`configRegistry()`). */
+  registry?: readonly ConfigCheckSpec[];
+  /**
+   * How a missing or unreadable `path` is named in the ConfigError's key: default `path` (this
+   * option); the CLI passes `--config`, the library's `audit()` passes `configFile`.
+   */
+  option?: string;
+}
+
 /**
- * Loads the config for a run (SPEC section 7).
+ * Loads the config for a run (SPEC section 7) and returns it with every default applied.
  *
  * - `path` given (`--config`, relative to `cwd`): that file; missing or unreadable → ConfigError
- *   with key `--config`.
+ *   whose key is `option` (default `path`), e.g. `path: file not found: sup/k.json`.
  * - otherwise the file {@link findConfigFile} finds from `cwd`; none → every default.
  *
  * `.json` files are parsed as JSON, `.yaml`/`.yml` as YAML (other extensions: JSON when the text
  * starts with `{`, else YAML). A syntax error → ConfigError with key `(syntax)` and the 1-based
  * `line` of the error. Then {@link parseConfig}: every schema problem named by its dotted key.
  * Messages name a found file relative to `cwd` and an explicit file as the user wrote it;
- * `ResolvedConfig.source` and `ConfigError.file` hold the absolute path.
+ * `ResolvedConfig.source` and `ConfigError.file` hold the absolute path. The result is accepted
+ * as the library's `audit({ config })`.
+ *
+ * ```ts
+ * const config = loadConfig({ path: 'sealmark.config.yaml', cwd: '/srv/project' });
+ * ```
  */
-export function loadConfig(opts: { path?: string; cwd: string; registry: readonly ConfigCheckSpec[] }): ResolvedConfig {
+export function loadConfig(opts: LoadConfigOptions = {}): ResolvedConfig {
+  const registry = opts.registry ?? configRegistry();
+  const cwd = opts.cwd ?? process.cwd();
   let file: string;
   let label: string;
   if (opts.path !== undefined) {
-    file = resolve(opts.cwd, opts.path);
+    file = resolve(cwd, opts.path);
     label = opts.path;
   } else {
-    const found = findConfigFile(opts.cwd);
-    if (found === undefined) return parseConfig({}, opts.registry);
+    const found = findConfigFile(cwd);
+    if (found === undefined) return parseConfig({}, registry);
     file = found;
-    label = displayPath(opts.cwd, found);
+    label = displayPath(cwd, found);
   }
 
   let text: string;
@@ -97,11 +120,11 @@ export function loadConfig(opts: { path?: string; cwd: string; registry: readonl
         : code === 'EISDIR'
           ? `${label} is a directory, not a config file`
           : `cannot read ${label}: ${(err as Error).message}`;
-    throw new ConfigError([{ key: opts.path !== undefined ? '--config' : '(root)', message: why }], { file, label: '' });
+    throw new ConfigError([{ key: opts.path !== undefined ? (opts.option ?? 'path') : '(root)', message: why }], { file, label: '' });
   }
 
   const raw = parseText(text.replace(/^\uFEFF/, ''), file, label);
-  return parseConfig(raw, opts.registry, file, label);
+  return parseConfig(raw, registry, file, label);
 }
 
 /** `sealmark.config.json` for a file in `cwd`, `../../sealmark.config.yaml` above it. */
@@ -179,6 +202,8 @@ export interface CliOverrides {
  * ones; `--timeout-probe` replaces `timeout_probe_sec` (so a changed value makes the run
  * non-standard, see `nonStandardKeys`); `--env` values win over the file's.
  *
+ * @param names how errors name each override: the CLI's flags by default; the library passes its
+ *   option names (`only`, `skip`, `timeoutProbeSec`).
  * @throws ConfigError with key `--only` / `--skip` for an id the registry does not know (all of
  *   them listed, with a "did you mean"), or `--timeout-probe` for a value out of range.
  */
@@ -186,10 +211,11 @@ export function mergeCliOverrides(
   config: ResolvedConfig,
   overrides: CliOverrides,
   registry: readonly ConfigCheckSpec[],
+  names: { only: string; skip: string; timeout_probe_sec: string } = { only: '--only', skip: '--skip', timeout_probe_sec: '--timeout-probe' },
 ): ResolvedConfig {
   const known = registry.map((c) => c.id);
   const problems: ConfigProblem[] = [];
-  const ids = (option: '--only' | '--skip', list: string[] | undefined): Set<string> | undefined => {
+  const ids = (option: string, list: string[] | undefined): Set<string> | undefined => {
     if (list === undefined || list.length === 0) return undefined;
     const cleaned = list.map((s) => s.trim()).filter((s) => s !== '');
     if (cleaned.length === 0) problems.push({ key: option, message: 'no check ids given' });
@@ -203,13 +229,13 @@ export function mergeCliOverrides(
     }
     return new Set(cleaned);
   };
-  const only = ids('--only', overrides.only);
-  const skip = ids('--skip', overrides.skip);
+  const only = ids(names.only, overrides.only);
+  const skip = ids(names.skip, overrides.skip);
 
   const timeout = overrides.timeout_probe_sec;
   if (timeout !== undefined && !(typeof timeout === 'number' && Number.isFinite(timeout) && timeout > 0 && timeout <= MAX_TIMEOUT_SEC)) {
     problems.push({
-      key: '--timeout-probe',
+      key: names.timeout_probe_sec,
       message: `expected a number of seconds greater than 0 and at most ${MAX_TIMEOUT_SEC}, got ${String(timeout)}`,
     });
   }

@@ -67,7 +67,8 @@ export interface ResolvedConfig {
   suppress: SuppressEntry[];
   /**
    * true: the `suppress:` entries are not applied (`--no-suppress`, the library's `suppress:
-   * false`; a registry's public grade). Never read from a file.
+   * false`; a registry's public grade). Set by sealmark only: never read from a file, and refused
+   * (ConfigError) in the library's `audit({ config })`, whose option for it is `suppress: false`.
    */
   ignoreSuppressions?: boolean;
   /** File the config came from, if any. */

@@ -14,8 +14,9 @@ import type { ReportCheck, ReportFinding } from './build.js';
 /**
  * What became of one entry: `applied` (it matched findings and they are suppressed), `unused` (it
  * matched nothing), `expired` (its `until` date has passed; the findings it matches count again),
- * `ignored` (`--no-suppress`). `matched`: how many findings it matches (for `expired` and
- * `ignored`, would have suppressed). `index`: its position in the config's list.
+ * `ignored` (`--no-suppress`). `matched`: how many `fail` and `partial` findings it matches (for
+ * `expired` and `ignored`, would have suppressed; `info` findings are never matched, see
+ * {@link matches}). `index`: its position in the config's list.
  */
 export interface SuppressionState extends SuppressEntry {
   index: number;
@@ -41,9 +42,15 @@ export function isExpired(until: string | undefined, now: Date): boolean {
   return Number.isFinite(t) && now.getTime() > t;
 }
 
-/** Whether `e` matches `f`: the same check, and the same tool and message id where `e` names them. */
+/**
+ * Whether `e` matches `f`: a finding that counts (`fail` or `partial`) of the same check, with the
+ * same tool and message id where `e` names them. An `info` finding counts toward nothing and is
+ * hidden from the text report without `--verbose`, so no entry matches, suppresses or counts it:
+ * every count of matched findings (`matched`, the warnings, the check's note, the text and HTML
+ * summaries) is of the findings every report shows.
+ */
 export function matches(e: SuppressEntry, f: ReportFinding): boolean {
-  return f.checkId === e.check && (e.tool === undefined || f.tool === e.tool) && (e.messageId === undefined || f.messageId === e.messageId);
+  return f.level !== 'info' && f.checkId === e.check && (e.tool === undefined || f.tool === e.tool) && (e.messageId === undefined || f.messageId === e.messageId);
 }
 
 /**

@@ -211,7 +211,7 @@ describe('sealmark call on an initialize error that quotes the token (init-error
   it('redacts the whole token on stderr (MODE=short)', async () => {
     const c = await callRuns.short;
     expect(c.code).toBe(3);
-    expect(c.stderr).toContain('sealmark: the target could not be audited:');
+    expect(c.stderr).toContain('sealmark: no call was made:');
     expect(c.stderr).toContain('[redacted:API_TOKEN]');
     expect(c.stderr).not.toContain(TOKEN);
     expect(c.stdout).not.toContain(TOKEN);
@@ -219,7 +219,7 @@ describe('sealmark call on an initialize error that quotes the token (init-error
   it('prints no token on stderr for the long message either', async () => {
     const c = await callRuns.long;
     expect(c.code).toBe(3);
-    expect(c.stderr).toContain('sealmark: the target could not be audited:');
+    expect(c.stderr).toContain('sealmark: no call was made:');
     expect(c.stderr).not.toContain(TOKEN);
     expect(c.stdout).not.toContain(TOKEN);
   });

@@ -75,14 +75,13 @@ describe('secrets given to the server are redacted (SPEC section 8)', () => {
 });
 
 describe('replay lines carry what the server needed', () => {
-  it('a server that needs --env MODE: the replay says --env MODE (no value) and reproduces the reply', async () => {
+  it('a server that needs --env MODE=lenient (no secret): the replay carries the value and reproduces the reply in a shell without MODE', async () => {
     const server = fixture('adversarial/needs-env.mjs');
     const r = await sh(`${sm} audit --format json --env MODE=lenient -- ${node} ${JSON.stringify(server)}`);
     const report = JSON.parse(r.stdout) as Report;
     const f = report.checks.flatMap((c) => c.findings).find((x) => x.replay);
-    expect(f?.replay).toMatch(/^sealmark call --env MODE --tool echo --args /);
-    expect(f?.replay).not.toContain('lenient');
-    const replayed = await sh(f!.replay!, { MODE: 'lenient' });
+    expect(f?.replay).toMatch(/^sealmark call --env MODE=lenient --tool echo --args /);
+    const replayed = await sh(f!.replay!);
     expect(replayed.code).toBe(0);
     expect(replayed.stdout).toMatch(/^class {4}accepted$/m);
   });

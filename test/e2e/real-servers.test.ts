@@ -216,7 +216,8 @@ function expectSdk1ProtocolBehaviour(r: Report) {
   // SPEC section 5: the finding an SDK causes names it, read from the server's package, and replays.
   expect(r.target.sdk).toEqual([{ name: '@modelcontextprotocol/sdk', version: '1.32.2', from: 'package' }]);
   expect(noReply!.message).toContain("; @modelcontextprotocol/sdk 1.32.2 handles the array-params request before the server's own code, so every server on that version does the same");
-  expect(noReply!.replay).toMatch(/^sealmark call (--env [A-Z0-9_]+ )+--raw-params '\[\]' -- /);
+  // `--env NAME=value` for a plain value (the marker's and MEMORY_FILE_PATH's paths), bare `--env NAME` for a secret.
+  expect(noReply!.replay).toMatch(/^sealmark call (--env '?[A-Z0-9_]+(=\S*)? )+--raw-params '\[\]' -- /);
   // Nothing answered a notification and no response carried an unknown id.
   expect(findingsOf(r, 'protocol-errors', 'notification-answered')).toEqual([]);
   expect(findingsOf(r, 'protocol-errors', 'stray-response')).toEqual([]);

@@ -35,11 +35,18 @@ const SECRET_VALUE = `rp-${randomBytes(12).toString('hex')}`;
 /** The environment of every run (on top of this process's and NO_COLOR). */
 const ENV = { [SECRET_NAME]: SECRET_VALUE };
 
-/** Runs `node bin/sealmark.js …args`, or a shell line, from the repository root. */
-const run = (args: string[], opts: { shell?: string } = {}): Promise<CliRun> => runCli(args, { ...opts, env: ENV });
-
 const dir = mkdtempSync(join(tmpdir(), 'sealmark-replay-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/**
+ * A plain variable handed to the demo as `--env NAME=value` (a path, with a quote to shell-quote):
+ * not in {@link ENV}, so its replay lines must carry the value (`--env 'NAME=…'`); a bare `--env
+ * NAME` would take it from the replaying shell, where it is not set.
+ */
+const PLAIN_ENV = `SEALMARK_REPLAY_FILE_PATH=${join(dir, "it's", 'memory.jsonl')}`;
+
+/** Runs `node bin/sealmark.js …args`, or a shell line, from the repository root. */
+const run = (args: string[], opts: { shell?: string } = {}): Promise<CliRun> => runCli(args, { ...opts, env: ENV });
 
 /**
  * A server that answers a tools/call of ANY name with a success result, so that protocol-errors'
@@ -66,8 +73,9 @@ interface AuditSpec {
 /** As few audits as cover every check that produces replayable findings. */
 const AUDITS = {
   // robust-input, default-call-effects, bounded-limits (zero-unlimited), oversized-input, secret-echo;
-  // with --env, so that every demo replay carries `--env SEALMARK_REPLAY_SECRET`.
-  demo: { flags: ['--env', SECRET_NAME] },
+  // with --env, so that every demo replay carries `--env SEALMARK_REPLAY_SECRET` (a credential: by
+  // name) and `--env 'SEALMARK_REPLAY_FILE_PATH=…'` (a path: with its value, quoted).
+  demo: { flags: ['--env', SECRET_NAME, '--env', PLAIN_ENV] },
   // bounded-limits' raw JSON probes: `{"seconds":NaN}` admitted, replayed with --raw-args.
   nan: { server: ['python3', fixture('limits/c5_wait_nan.py')] },
   // filler-call-effects (approved_by_user: true executes) and two-step-writes (a made-up proposal executes).
@@ -314,6 +322,27 @@ describe('a replay line reproduces its finding: same request, same reply class, 
     const title = `${c.check}: ${c.messageId} (${c.audit})${c.check === 'bounded-limits' && c.pick ? ', a --raw-args replay' : ''}`;
     it(title, () => expectReproduces(c));
   }
+});
+
+describe('the --env flags of a replay line', () => {
+  it('a path is written with its value, shell-quoted; a credential-named variable by its name only', () => {
+    const lines = reports.demo.checks.flatMap((c) => c.findings).map((f) => f.replay).filter((l): l is string => l !== undefined);
+    expect(lines.length).toBeGreaterThan(0);
+    for (const line of lines) {
+      expect(line).toContain(` --env ${SECRET_NAME} --env ${shellQuote(PLAIN_ENV)} `);
+      expect(line).toContain(`--env 'SEALMARK_REPLAY_FILE_PATH=${dir}/it'\\''s/memory.jsonl'`);
+      expect(line).not.toContain(SECRET_VALUE);
+    }
+  });
+});
+
+describe('a replay that cannot reach its server', () => {
+  it('says no call was made (exit 3), not that a target could not be audited', async () => {
+    const r = await run(['call', '--url', 'http://127.0.0.1:1/mcp', '--raw-params', '[]']);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toBe('sealmark: no call was made: cannot connect to http://127.0.0.1:1/mcp: bad port\n');
+    expect(r.stdout).toBe('');
+  });
 });
 
 describe('the cases cover every replayable check', () => {

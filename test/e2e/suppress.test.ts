@@ -12,6 +12,7 @@ import { XMLParser } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, type CliRun } from '../helpers/cli.js';
 import { multitoolValidate, validateSarifSchema } from '../helpers/sarif.js';
+import { renderText } from '../../src/report/reporters/text.js';
 import type { Report } from '../../src/report/build.js';
 
 const FIXTURE = 'test/fixtures/servers/reports/sourcemapped';
@@ -71,11 +72,26 @@ describe('an audit with suppress: entries', () => {
     const text = readFileSync(out('s.txt'), 'utf8');
     expect(text).toContain(`suppressed: ${REASON} (until 2099-12-31)`);
     expect(text).toMatch(/0 failing and 0 partial findings, 1 suppressed/);
+    // The verdict line says the pass is one by suppression.
+    expect(text).toMatch(/^ {2}✓ pass {3} {2}robust-input \(1 suppressed\) · /m);
+    expect(text).not.toMatch(/tool-naming \(\d+ suppressed\)/);
     expect(text).toMatch(/warning: suppress\[1\] \(tool-naming, tool no_such_tool\) matched no finding/);
     expect(text).toMatch(/warning: suppress\[2\] \(robust-input\) expired on 2020-01-01 and no longer applies/);
     // Every report went to a file: the warnings and the summary line go to stderr.
     expect(run.stderr).toMatch(/sealmark: warning: .*suppress\.config\.json: suppress\[2\] \(robust-input\) expired on 2020-01-01/);
     expect(run.stderr).toMatch(/0 failing, 0 partial findings, 1 suppressed/);
+  });
+
+  it('text --no-suppress: the count of matched findings is of the findings the report shows, as the entries say (an info finding is left out)', () => {
+    const shownMatched = plain.checks.flatMap((c) => c.findings).filter((f) => f.level !== 'info' && f.checkId === 'robust-input').length;
+    expect(shownMatched).toBeGreaterThan(0);
+    expect(plain.suppressions.entries.map((e) => e.matched)).toEqual([1, 0, shownMatched]);
+    // The shared info finding a check gets when the server was gone (hidden without --verbose) is no match.
+    const withInfo = structuredClone(plain);
+    withInfo.checks.find((c) => c.id === 'robust-input')!.findings.push({ ...internalError(plain)!, level: 'info', messageId: 'server-gone-before', message: 'the server was gone', fingerprint: 'x' });
+    for (const r of [plain, withInfo]) {
+      expect(renderText(r, { color: false, verbose: false })).toContain(`suppressions not applied (--no-suppress): 3 in the config, matching ${shownMatched} finding${shownMatched === 1 ? '' : 's'}\n`);
+    }
   });
 
   it('SARIF: the result carries an external suppression with the reason as justification', () => {

@@ -313,11 +313,14 @@ describe('files', () => {
     expect(loadConfig({ path: 'custom.yaml', cwd: nested, registry }).checks['robust-input']?.['max_tools']).toBe(7);
   });
 
-  it('explicit --config path missing → key --config', () => {
+  it('explicit path missing → key `path`, or the option the caller names (the CLI: --config)', () => {
     const err = thrown(() => loadConfig({ path: 'nope.json', cwd: nested, registry }));
-    expect(err.key).toBe('--config');
-    expect(err.message).toBe('--config: file not found: nope.json');
+    expect(err.key).toBe('path');
+    expect(err.message).toBe('path: file not found: nope.json');
     expect(err.file).toBe(join(nested, 'nope.json'));
+    const cli = thrown(() => loadConfig({ path: 'nope.json', cwd: nested, registry, option: '--config' }));
+    expect(cli.key).toBe('--config');
+    expect(cli.message).toBe('--config: file not found: nope.json');
   });
 
   it('invalid JSON → the line of the parse error', () => {

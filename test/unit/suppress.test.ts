@@ -157,6 +157,23 @@ describe('applySuppressions', () => {
     expect(suppressions).toEqual({ applied: false, entries: [expect.objectContaining({ status: 'ignored', matched: 2 })] });
   });
 
+  it('counts only the findings that count (fail, partial): an info finding (server-gone-before) is never matched', () => {
+    const gone = f('robust-input', 'server-gone-before', 'info');
+    const ri = [check('robust-input', 'fail', [f('robust-input', 'crash', 'fail', 'a'), f('robust-input', 'crash', 'fail', 'b'), f('robust-input', 'crash', 'fail', 'c'), gone])];
+    const expired = applySuppressions(ri, [{ check: 'robust-input', reason: 'r', until: '2026-06-14' }], { apply: true, now: NOW });
+    expect(expired.suppressions.entries[0]).toMatchObject({ status: 'expired', matched: 3 });
+    expect(suppressionWarning(expired.suppressions.entries[0]!)).toBe('suppress[0] (robust-input) expired on 2026-06-14 and no longer applies (it matches 3 findings)');
+    const live = applySuppressions(ri, [{ check: 'robust-input', reason: 'r' }], { apply: true, now: NOW });
+    expect(live.checks[0]!.findings.map((x) => x.suppressed !== undefined)).toEqual([true, true, true, false]);
+    expect(live.checks[0]!.verdict).toBe('pass');
+    expect(live.checks[0]!.notes.at(-1)).toBe('3 findings suppressed by the config: pass without them (fail with them)');
+    expect(live.suppressions.entries[0]).toMatchObject({ status: 'applied', matched: 3 });
+    expect(applySuppressions(ri, [{ check: 'robust-input', reason: 'r' }], { apply: false, now: NOW }).suppressions.entries[0]).toMatchObject({ status: 'ignored', matched: 3 });
+    // An entry that names only an info finding suppresses nothing: unused.
+    const infoOnly = applySuppressions(ri, [{ check: 'robust-input', messageId: 'server-gone-before', reason: 'r' }], { apply: true, now: NOW });
+    expect(infoOnly.suppressions.entries[0]).toMatchObject({ status: 'unused', matched: 0 });
+  });
+
   it('isExpired: a date lasts to the end of its day (UTC); a date-time to its instant', () => {
     expect(isExpired(undefined, NOW)).toBe(false);
     expect(isExpired('2026-06-15', NOW)).toBe(false);

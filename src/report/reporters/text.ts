@@ -90,7 +90,10 @@ export function renderText(report: Report, opts: TextOptions): string {
     lines.push(bold(`${pack.id}`) + dim(` · ${pack.title}`) + (ps?.letter ? `  ${ps.letter} ${ps.percent}%` : dim('  n/a')));
     for (const ch of [...inPack].sort((x, y) => RANK[x.verdict]! - RANK[y.verdict]!)) {
       const cov = coverageLines(ch);
-      lines.push(`  ${mark[ch.verdict]}  ${ch.id}${dim(` · ${ch.title} (${ch.weight})`)}${cov.summary && ch.verdict !== 'n/a' ? dim(` · ${cov.summary}`) : ''}`);
+      // A verdict that suppressions changed says so on its own line: `✓ pass robust-input (3 suppressed)`.
+      const quieted = ch.findings.filter((f) => f.suppressed && f.level !== 'info').length;
+      const quiet = quieted > 0 ? dim(` (${quieted} suppressed)`) : '';
+      lines.push(`  ${mark[ch.verdict]}  ${ch.id}${quiet}${dim(` · ${ch.title} (${ch.weight})`)}${cov.summary && ch.verdict !== 'n/a' ? dim(` · ${cov.summary}`) : ''}`);
       // Tools a verdict does not rest on are always named: unjudged is never shown as passing.
       if (ch.verdict !== 'n/a') for (const n of cov.notJudged) lines.push(dim(`      ${safeText(n)}`));
       const shown = ch.findings.filter((f) => opts.verbose || f.level !== 'info');
@@ -205,6 +208,7 @@ function renderSuppressions(report: Report, p: { yellow: Paint; dim: Paint }): s
   const s = report.suppressions;
   if (!s || s.entries.length === 0) return [];
   if (!s.applied) {
+    // The findings the report shows (fail, partial: see matches), as the entries' own counts.
     const would = allFindings(report).filter((f) => s.entries.some((e) => matches(e, f))).length;
     return [p.dim(`  suppressions not applied (--no-suppress): ${s.entries.length} in the config, matching ${would} finding${would === 1 ? '' : 's'}`)];
   }
