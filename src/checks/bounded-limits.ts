@@ -295,7 +295,12 @@ function compareItems(tool: string, param: string, kind: string, calls: ProbeCal
     return [finding(meta, 'zero-not-compared', 'info', { tool, param, kind, reply: oneFailed }, { calls: [zeroCall!.seq, oneCall!.seq], quotes: [zeroFailed, oneFailed] }, { tool })];
   }
   if (one === undefined) {
-    notes.push(`${tool}.${param}: item counts not compared: ${oneCall ? `${param} = 1 was not accepted with a countable reply (${oneCall.classification?.class ?? 'no reply'})` : `${param} = 1 was not sent`}`);
+    const why = !oneCall
+      ? `${param} = 1 was not sent`
+      : oneFailed !== undefined
+        ? `${param} = 1 failed upstream (${oneFailed}), so no items came back`
+        : `${param} = 1 was not accepted with a countable reply (${oneCall.classification?.class ?? 'no reply'})`;
+    notes.push(`${tool}.${param}: item counts not compared: ${why}`);
     return [];
   }
   const out: Finding[] = [];
