@@ -54,7 +54,7 @@ export const meta: CheckMeta = {
     { id: 'raw-huge', core: true, description: 'Raw JSON number `1e309`: valid JSON that overflows a double to Infinity.' },
     { id: 'raw-duplicate', core: true, description: 'The property twice in one object, `{"limit":1,"limit":N}`, N one past the maximum (5 without one): a parser that keeps the last member reads N.' },
     { id: 'items', core: true, part: true, description: 'Items an accepted reply returned: the length of `structuredContent` when it is an array, else of its (longest) array member; else the number of content blocks when there are several; else a JSON array (or an object with an array member) in the one text block; else its non-empty lines.' },
-    { id: 'effect-log', core: false, part: true, description: 'In the sandbox, the effects seen during each call (as default-call-effects reads them): a rejected call must have none.' },
+    { id: 'effect-log', core: false, part: true, description: 'In the sandbox, the effects seen during each call (as default-call-effects reads them, identical ones counted once): a call with a value the schema forbids must have none, unless its reply shows the tool used the value (then it was not rejected at all); the effects of valid calls are expected.' },
   ],
   verdicts: [
     { verdict: 'fail', when: 'a value the schema forbids was accepted, or was used for an upstream request that the sandbox refused, or was rejected only after an effect; 0 or a negative returned more items than 1; or a value got no reply (hang) or killed the server' },
