@@ -17,6 +17,8 @@ import { configRegistry } from '../../src/config/defaults.js';
 import { parseConfig } from '../../src/config/schema.js';
 import { shellQuote } from '../../src/replay.js';
 import { networkNamespaceAvailable } from '../../src/target/sandbox.js';
+import { upstreamFailureLine } from '../../src/classify.js';
+import { valueLabel } from '../../src/probes/limits.js';
 import type { Report, ReportCall } from '../../src/report/build.js';
 import type { Finding } from '../../src/types.js';
 
@@ -703,5 +705,24 @@ describe('effects-real/upstream-limits.mjs (firecrawl_map: the tool runs and its
     ]);
     expect(checkOf(r, ID).findings.filter((f) => f.tool === 'fetch_feed').map((f) => f.messageId)).toEqual(Array(9).fill('effect-on-rejected'));
     expect(checkOf(r, ID).verdict).toBe('fail');
+  });
+});
+
+// --- unit: the upstream failure line and the value label --------------------------------------------
+
+describe('upstreamFailureLine and valueLabel', () => {
+  it.each([
+    ["Tool 'firecrawl_map' execution failed: Request failed with status code 502", true],
+    ['Alexandria request failed (HTTP 502)', true],
+    ['502 Server Error: Bad Gateway for url: https://api.example.com/v1', true],
+    ['Tunnel connection failed: 502 Bad Gateway', true],
+    ['limit must be <= 500', false],
+    ['Request failed with status code 404', false],
+  ])('%s -> %s', (text, found) => {
+    expect(upstreamFailureLine(`first line\n${text}`) === text).toBe(found);
+  });
+  it('names the duplicate member readably, every other value as `param = value`', () => {
+    expect(valueLabel('limit', 'raw-duplicate', '1,"limit":5')).toBe('a duplicate "limit" member (1 then 5)');
+    expect(valueLabel('max_calls', 'limit-false', 'false')).toBe('max_calls = false');
   });
 });

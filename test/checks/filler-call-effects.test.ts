@@ -12,6 +12,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { auditFixture, checkOf, findingsOf, fixture, graded, LATER_PACKS_OFF } from '../helpers/run.js';
 import { shellQuote } from '../../src/replay.js';
 import { networkNamespaceAvailable } from '../../src/target/sandbox.js';
+import { fillerArgs } from '../../src/flags.js';
+import { controlArgs } from '../../src/probes/effects.js';
+import type { ListedTool } from '../../src/types.js';
 import type { Report, ReportCall } from '../../src/report/build.js';
 
 // --- helpers -------------------------------------------------------------------------------------
@@ -204,5 +207,21 @@ describe('clean-effects.mjs (control)', () => {
     expect(c.verdict).toBe('n/a');
     expect(c.notes).toEqual(['no tool has a property a filler would arm']);
     expect(r.calls.filter((x) => x.probe === 'filler-call')).toEqual([]);
+  });
+});
+
+// --- unit: the control arguments ----------------------------------------------------------------------
+
+describe('controlArgs', () => {
+  const tool = (properties: Record<string, unknown>, required: string[]): ListedTool => ({ index: 0, name: 't', raw: {}, inputSchema: { type: 'object', properties, required }, annotations: undefined });
+  it('leaves out optional flagged properties, unarms required switches, keeps the rest as filled', () => {
+    const t = tool({ id: { type: 'string' }, notify: { type: 'boolean' }, approved: { type: 'boolean' }, verbose: { type: 'boolean' }, status: { type: 'string', enum: ['removed', 'kept'] } }, ['id', 'approved', 'status']);
+    const filled = fillerArgs(t);
+    expect(filled).toEqual({ id: 'sealmark', notify: true, approved: true, verbose: true, status: 'removed' });
+    expect(controlArgs(t, filled)).toEqual({ args: { id: 'sealmark', approved: false, verbose: true, status: 'kept' } });
+  });
+  it('says why when a required enum has only side-effect values', () => {
+    const t = tool({ mode: { type: 'string', enum: ['delete', 'remove'] } }, ['mode']);
+    expect(controlArgs(t, fillerArgs(t))).toEqual({ why: 'mode is required and every value of its enum is a side-effect verb, so no call leaves it unarmed' });
   });
 });
