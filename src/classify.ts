@@ -902,3 +902,24 @@ export function failedConnectionLine(text: string): string | undefined {
   }
   return undefined;
 }
+
+/**
+ * HTTP failure statuses as clients quote them (axios `Request failed with status code 502`,
+ * `(HTTP 502)`, requests' `502 Server Error: Bad Gateway`, `Tunnel connection failed: 502`,
+ * undici's `Proxy response (502)`): the 5xx answer to an upstream request the tool made.
+ */
+const UPSTREAM_FAILURE = /\bstatus(?: code)?:? ?5\d\d\b|\bHTTP(?:\/\d(?:\.\d)?)?[ :]5\d\d\b|\b5\d\d (?:Bad Gateway|Service Unavailable|Gateway Time-?out|Server Error|Internal Server Error)\b|\bBad Gateway\b|\bTunnel(?:ing)? connection failed\b|\bProxy response \(5\d\d\)/i;
+
+/**
+ * The first line of `text` that reports a 5xx answer to an upstream HTTP request, trimmed to 200
+ * characters; undefined when none does. Not a reply class: such an error names no parameter and
+ * is `rejected-unnamed`, but when the sandbox also saw the tool connect out during the call, the
+ * tool ran with the arguments and its request was refused by the sandbox's proxy (which answers
+ * every connection with 502), so the arguments were used, not rejected (bounded-limits).
+ */
+export function upstreamFailureLine(text: string): string | undefined {
+  for (const line of text.slice(0, LEAK_SCAN_MAX_CHARS).split('\n')) {
+    if (line.length <= LEAK_SCAN_MAX_LINE && UPSTREAM_FAILURE.test(line)) return line.trim().slice(0, 200);
+  }
+  return undefined;
+}

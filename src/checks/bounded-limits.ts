@@ -4,7 +4,9 @@
  * limit: "reject ambiguous resource limits before admitting any work"; SPEC section 5).
  */
 import { whyNotRun, type Check, type CheckMeta } from './check.js';
+import { distinctEffects, effectQuote, effectText } from './effects-common.js';
 import { finding, verdictOf } from './finding.js';
+import { upstreamFailureLine } from '../classify.js';
 import {
   COUNT_DESCRIPTION,
   COUNT_NAMES,
@@ -15,7 +17,7 @@ import {
   limitProperties,
   type LimitProperty,
 } from '../limits.js';
-import { DROPPED_LINE_GRACE_MS, MAX_LIMIT_PROPERTIES, NO_MAXIMUM_PROBE } from '../probes/limits.js';
+import { DROPPED_LINE_GRACE_MS, MAX_LIMIT_PROPERTIES, NO_MAXIMUM_PROBE, valueLabel } from '../probes/limits.js';
 import { hangLimitMs } from '../probes/robust-input.js';
 import { sdkLabel } from '../target/sdk.js';
 import type { Finding, ListedTool, ProbeCall } from '../types.js';
@@ -52,10 +54,10 @@ export const meta: CheckMeta = {
     { id: 'raw-huge', core: true, description: 'Raw JSON number `1e309`: valid JSON that overflows a double to Infinity.' },
     { id: 'raw-duplicate', core: true, description: 'The property twice in one object, `{"limit":1,"limit":N}`, N one past the maximum (5 without one): a parser that keeps the last member reads N.' },
     { id: 'items', core: true, part: true, description: 'Items an accepted reply returned: the length of `structuredContent` when it is an array, else of its (longest) array member; else the number of content blocks when there are several; else a JSON array (or an object with an array member) in the one text block; else its non-empty lines.' },
-    { id: 'effect-log', core: false, part: true, description: 'In the sandbox, the effects seen during each call (as default-call-effects reads them): a rejected call must have none.' },
+    { id: 'effect-log', core: false, part: true, description: 'In the sandbox, the effects seen during each call (as default-call-effects reads them, identical ones counted once): a call with a value the schema forbids must have none, unless its reply shows the tool used the value (then it was not rejected at all); the effects of valid calls are expected.' },
   ],
   verdicts: [
-    { verdict: 'fail', when: 'a value the schema forbids was accepted, 0 or a negative returned more items than 1, a rejected call had an effect, or a value got no reply (hang) or killed the server' },
+    { verdict: 'fail', when: 'a value the schema forbids was accepted, or was used for an upstream request that the sandbox refused, or was rejected only after an effect; 0 or a negative returned more items than 1; or a value got no reply (hang) or killed the server' },
     { verdict: 'partial', when: 'the schema leaves a limit unbounded (no type, `number` for a count, no minimum ≥ 0, no maximum), or a value raised an unhandled error' },
     { verdict: 'pass', when: 'every limit is an integer (or bounded number, for durations) from ≥ 0 to a maximum, and every value above was rejected or read as the schema says' },
     { verdict: 'n/a', when: 'no tool has a count-like or duration-like property' },
@@ -68,12 +70,14 @@ export const meta: CheckMeta = {
     admitted: '{tool}: {param} = {values} accepted though the schema forbids {them}',
     'zero-unlimited': '{tool}: {param} = 0 returned {zero} items, more than {param} = 1 ({one}): zero means unlimited',
     'negative-slices': '{tool}: {param} = {value} returned {negative} items, more than {param} = 1 ({one}): a negative {kind} admits more work, not less',
-    'effect-on-rejected': '{tool}: {param} = {value} was rejected, but the sandbox saw an effect during the call: {effect}',
-    'no-answer': '{tool}: {param} = {value} got no reply within {waited} ms',
-    exited: '{tool}: the server exited on {param} = {value}',
+    'used-upstream': '{tool}: {param} = {values} not rejected before an effect, though the schema forbids {them}: the tool connected out ({effect}) and its reply reports the upstream failure ({reply})',
+    'effect-on-rejected': '{tool}: {what} was rejected, but the sandbox saw an effect during the call: {effect}',
+    'zero-not-compared': '{tool}: whether {param} = 0 means unlimited is not judged: {param} = 0 and {param} = 1 both failed upstream ({reply}), so no items came back to compare',
+    'no-answer': '{tool}: {what} got no reply within {waited} ms',
+    exited: '{tool}: the server exited on {what}',
     'exited-on-not-json': 'the server exited on request lines its parser cannot read ({values}: not JSON, or a number past the double range), whatever the parameter ({count} calls); JSON-RPC answers such a line with a -32700 parse error{sdk}',
-    'internal-error': '{tool}: {param} = {value} raised an unhandled error instead of a validation error',
-    'protocol-error': '{tool}: {param} = {value} was answered with a broken JSON-RPC reply ({problem})',
+    'internal-error': '{tool}: {what} raised an unhandled error instead of a validation error',
+    'protocol-error': '{tool}: {what} was answered with a broken JSON-RPC reply ({problem})',
     dropped: '{tool}: the lines with {param} = {values} (not JSON) were dropped without a reply; JSON-RPC asks for a -32700 parse error with id null',
     'first-member': '{tool}: with {param} given twice the server read the first member ({items} items, as for 1)',
   },
@@ -86,7 +90,8 @@ export const meta: CheckMeta = {
       'Dynamically, each value of the probe list is sent in place of the property, the other arguments taken from the tool\'s `probes:` entry (expect ok) or sampled from its schema and proven valid with Ajv. Values the schema forbids must be rejected: accepted (or failing downstream after acceptance) is a fail. A value the schema allows (−1 without a minimum, 10^9 without a maximum) is judged by what it did, not by being accepted; it is sent only where a valid call is allowed (a `probes:` entry or a read-only tool), because it is a real call.',
       `Raw JSON text is written on the wire by sealmark itself. \`NaN\` and \`Infinity\` are not JSON: a parse error (-32700), an invalid-params error or a refusal is right; a line dropped without any reply is noted (sealmark waits ${DROPPED_LINE_GRACE_MS} ms after the server answered a tools/list sent behind it). \`1.0\` is the integer 1 to JSON Schema, so accepting it is right unless 1 is out of range. A duplicate member whose later value is over the maximum must be rejected, unless the item count shows the server read the first one.`,
       'Where a valid call exists, the items returned for 0, −1 and −5 are compared with those for 1: more items than 1 returned (and more than one item) fails as "zero means unlimited" or "a negative admits more work".',
-      'In the sandbox, every call\'s effects are read (after a 250 ms grace, except for tools that state `readOnlyHint: true`); a rejected call that had an effect fails (the work was admitted before the rejection).',
+      'In the sandbox, every call\'s effects are read (after a 250 ms grace, except for tools that state `readOnlyHint: true`); a call with a value the schema forbids that was rejected but had an effect fails (the work was admitted before the rejection). Identical effects of one call (an HTTP client retrying) are one finding, quoted with their count. A call with a value the schema admits (0 and 1 of the item comparison) is a valid call: its effects are expected and not judged.',
+      'An error that names no parameter and reports an upstream HTTP failure (`Request failed with status code 502`), while the sandbox saw the tool connect out during the call, is not a rejection: the tool ran and its request was refused by the sandbox\'s proxy, so a forbidden value there was used (`used-upstream`). When 0 and 1 both fail that way, the zero comparison is not judged (`zero-not-compared`), neither passed nor failed.',
       'A hang (no reply within the hang limit of robust-input) or the server exiting on a value fails. Probing stops after three hangs or when the server is gone, and says what was not reached.',
       'Scoring: scored (pass 1, partial 0.5, fail 0).',
     ],
@@ -185,19 +190,39 @@ function staticFindings(t: ListedTool): Finding[] {
   return out;
 }
 
+/**
+ * The line of the reply of a call that ran and failed upstream (see {@link upstreamFailureLine}):
+ * an error naming no parameter that quotes an HTTP 5xx, while the sandbox saw a network effect
+ * during the call. Undefined for any other call.
+ */
+function failedUpstream(c: ProbeCall): string | undefined {
+  if (c.classification?.class !== 'rejected-unnamed') return undefined;
+  if (!c.effects?.some((e) => e.kind === 'network')) return undefined;
+  return upstreamFailureLine(c.classification.text);
+}
+
 /** The dynamic half: each call's reply class, and its effects when it was rejected. */
 function judgeCalls(tool: string, param: string, kind: string, calls: ProbeCall[], hangMs: number): Finding[] {
   const out: Finding[] = [];
-  const data = (c: ProbeCall) => ({ tool, param, kind, value: c.value ?? '' });
+  const data = (c: ProbeCall) => ({ tool, param, kind, value: c.value ?? '', what: valueLabel(param, c.probe, c.value ?? '') });
   const ev = (c: ProbeCall, quotes: string[] = []) => ({ calls: [c.seq], quotes: quotes.filter(Boolean) });
   const one = calls.find((c) => c.probe === 'limit-one')?.items;
   const admitted: ProbeCall[] = [];
+  const upstream: { c: ProbeCall; line: string }[] = [];
   const dropped: ProbeCall[] = [];
   for (const c of calls) {
     const cls = c.classification?.class;
     const reply = c.exchange.reply;
+    const line = failedUpstream(c);
+    if (line !== undefined) {
+      // The tool ran with the value; for a value the schema admits that is what it should do.
+      if (c.invalidBecause) upstream.push({ c, line });
+      continue;
+    }
     if (cls && REJECTED.has(cls)) {
-      for (const e of c.effects ?? []) out.push(finding(meta, 'effect-on-rejected', 'fail', { ...data(c), effect: `${e.kind}: ${e.detail}` }, ev(c, [e.detail]), { tool }));
+      // A valid call (0 and 1 of the item comparison) may do its work: only a forbidden value's effect counts.
+      if (!c.invalidBecause) continue;
+      for (const e of distinctEffects(c)) out.push(finding(meta, 'effect-on-rejected', 'fail', { ...data(c), effect: effectText(e) }, ev(c, [effectQuote(e)]), { tool }));
       continue;
     }
     if (cls && ADMITTED.has(cls)) {
@@ -227,8 +252,21 @@ function judgeCalls(tool: string, param: string, kind: string, calls: ProbeCall[
   if (dropped.length > 0) {
     out.push(finding(meta, 'dropped', 'info', { tool, param, values: dropped.map((c) => c.value).join(', ') }, { calls: dropped.map((c) => c.seq) }, { tool }));
   }
+  if (upstream.length > 0) {
+    const effects = distinctEffects(upstream[0]!.c).filter((e) => e.kind === 'network');
+    out.push(
+      finding(
+        meta,
+        'used-upstream',
+        'fail',
+        { tool, param, kind, values: upstream.map(({ c }) => shown(param, c)).join(', '), them: upstream.length === 1 ? 'it' : 'them', effect: effects.map(effectText).join('; '), reply: upstream[0]!.line },
+        { calls: upstream.map(({ c }) => c.seq), quotes: [upstream[0]!.line, ...effects.map(effectQuote)] },
+        { tool },
+      ),
+    );
+  }
   if (admitted.length > 0) {
-    const values = admitted.map((c) => (c.items !== undefined ? `${c.value} (${itemsText(c.items)})` : c.value ?? ''));
+    const values = admitted.map((c) => (c.items !== undefined ? `${shown(param, c)} (${itemsText(c.items)})` : shown(param, c)));
     out.push(
       finding(
         meta,
@@ -248,8 +286,21 @@ function compareItems(tool: string, param: string, kind: string, calls: ProbeCal
   const by = (probe: string) => calls.find((c) => c.probe === probe);
   const oneCall = by('limit-one');
   const one = oneCall?.items;
+  const zeroCall = by('limit-zero');
+  const failed = (c: ProbeCall | undefined) => (c ? (failedUpstream(c) ?? (c.classification?.class === 'lenient-downstream' ? c.classification.text : undefined)) : undefined);
+  const zeroFailed = failed(zeroCall);
+  const oneFailed = failed(oneCall);
+  if (zeroFailed !== undefined && oneFailed !== undefined) {
+    // Neither a pass nor a fail: the sandbox kept the tool from fetching what it would count.
+    return [finding(meta, 'zero-not-compared', 'info', { tool, param, kind, reply: oneFailed }, { calls: [zeroCall!.seq, oneCall!.seq], quotes: [zeroFailed, oneFailed] }, { tool })];
+  }
   if (one === undefined) {
-    notes.push(`${tool}.${param}: item counts not compared: ${oneCall ? `${param} = 1 was not accepted with a countable reply (${oneCall.classification?.class ?? 'no reply'})` : `${param} = 1 was not sent`}`);
+    const why = !oneCall
+      ? `${param} = 1 was not sent`
+      : oneFailed !== undefined
+        ? `${param} = 1 failed upstream (${oneFailed}), so no items came back`
+        : `${param} = 1 was not accepted with a countable reply (${oneCall.classification?.class ?? 'no reply'})`;
+    notes.push(`${tool}.${param}: item counts not compared: ${why}`);
     return [];
   }
   const out: Finding[] = [];
@@ -273,6 +324,12 @@ function compareItems(tool: string, param: string, kind: string, calls: ProbeCal
     );
   }
   return out;
+}
+
+/** A value in a list after `{param} =`: the value as sent, the duplicate member described (see {@link valueLabel}). */
+function shown(param: string, c: ProbeCall): string {
+  const label = valueLabel(param, c.probe, c.value ?? '');
+  return label.startsWith(`${param} = `) ? label.slice(param.length + 3) : label;
 }
 
 /** `1 item`, `5 items`. */

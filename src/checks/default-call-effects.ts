@@ -35,7 +35,7 @@ export const meta: CheckMeta = {
       'Auto-invoking routers, retry loops and models that guess call tools with `{}` or next to nothing. Whatever a tool does on that call happens without anyone asking: it must be side-effect free.',
     how: [
       'In the sandbox, each tool with no required argument (every tool with --all) is called with `{}`; the effect log is read after the reply and a short grace period (250 ms) for effects set off without waiting.',
-      'Any shim call, network attempt or file change during the call fails the check, with the tool, the exact request and the effect as evidence.',
+      'Any shim call, network attempt or file change during the call fails the check, with the tool, the exact request and the effect as evidence. Identical effects of one call (an HTTP client retrying one request: three identical proxy CONNECTs) are one finding, quoted with their count.',
       'Without the sandbox no tool is called (n/a) unless --allow-effects is given.',
       'Scoring: scored (pass 1, fail 0).',
     ],

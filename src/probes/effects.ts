@@ -2,13 +2,15 @@
  * The effects gatherer (SPEC section 5, pack effects): calls tools the way things without judgment
  * do, one call at a time inside the sandbox, and attributes every effect the sandbox saw to the
  * call in flight. `default-call`: `{}` to each tool that needs no argument (every tool with
- * `--all`); `filler-call`: what a deterministic filler sends to each tool with a flagged property.
+ * `--all`); `filler-call`: what a deterministic filler sends to each tool with a flagged property;
+ * `filler-control`: the filler's arguments without the flagged properties, when the `{}` call
+ * was refused and so cannot tell what the flagged properties added.
  */
 import type { ResolvedConfig } from '../config/schema.js';
-import { fillerArgs, flaggedProperties } from '../flags.js';
+import { fillerArgs, flaggedProperties, sideEffectVerb } from '../flags.js';
 import { propertiesOf, requiredOf } from '../schema.js';
 import type { Sandbox } from '../target/sandbox.js';
-import type { ListedTool } from '../types.js';
+import type { ListedTool, ProbeCall } from '../types.js';
 import type { Recorder } from './recorder.js';
 import { uncallable } from './callable.js';
 import { hangLimitMs } from './robust-input.js';
@@ -25,10 +27,67 @@ export interface EffectsRun {
   /** Tools given a `{}` call, and tools given a filler call. */
   defaultCalled: string[];
   fillerCalled: string[];
+  /** The control of each tool whose filler call needed one (see {@link needsControl}). */
+  controls: FillerControl[];
   /** `--all`: every tool got a `{}` call. */
   all: boolean;
   /** Set when the server went away during the calls. */
   stopped?: string;
+}
+
+/**
+ * The control of a filler call whose `{}` call was refused: the `filler-control` call, or why
+ * there is none (SPEC section 5: filler-call-effects blames only what the filler arguments added).
+ */
+export interface FillerControl {
+  tool: string;
+  /** The control's arguments equal the filler's (every flagged property is required and no switch): the filler call is its own control. */
+  same?: boolean;
+  /** Why no control could be built (a required switch with no value that leaves it unarmed). */
+  why?: string;
+}
+
+/** Reply classes of a call the tool ran (an answer, or a fetch it failed after using the arguments). */
+const RAN: ReadonlySet<string> = new Set(['accepted', 'lenient-downstream']);
+
+/**
+ * Whether a filler call needs a control besides the `{}` call of its tool: it had an effect, and
+ * the `{}` call was not run by the tool (refused by validation, a crash, no answer), so `{}` says
+ * nothing about what a valid call without the flagged properties does. Shared by the gatherer
+ * (which makes the `filler-control` call) and filler-call-effects (which judges with it).
+ */
+export function needsControl(defaultCall: ProbeCall | undefined, fillerCall: ProbeCall): boolean {
+  if ((fillerCall.effects?.length ?? 0) === 0) return false;
+  return !defaultCall || !RAN.has(defaultCall.classification?.class ?? '');
+}
+
+/**
+ * The control arguments of a filler call: `filled` (from {@link fillerArgs}) with every optional
+ * flagged property left out and every required flagged switch set to a value that leaves it
+ * unarmed (a boolean flipped, an enum's first value that is no side-effect verb); the other
+ * properties, required ones included, stay as the filler filled them. `why` when a required
+ * switch has no such value.
+ */
+export function controlArgs(tool: ListedTool, filled: Record<string, unknown>): { args: Record<string, unknown> } | { why: string } {
+  const flagged = new Map(flaggedProperties(tool).map((f) => [f.property, f]));
+  const props = new Map(propertiesOf(tool.inputSchema).map((p) => [p.name, p]));
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(filled)) {
+    const f = flagged.get(name);
+    const p = props.get(name);
+    let v: unknown = value;
+    if (f && p) {
+      if (!p.required) continue;
+      if (f.isSwitch && typeof value === 'boolean') v = !value;
+      else if (f.reasons.some((r) => r.kind === 'side-effect-enum')) {
+        const cold = (p.enum ?? []).find((e) => typeof e !== 'string' || sideEffectVerb(e) === undefined);
+        if (cold === undefined) return { why: `${name} is required and every value of its enum is a side-effect verb, so no call leaves it unarmed` };
+        v = cold;
+      }
+    }
+    Object.defineProperty(out, name, { value: v, enumerable: true, writable: true, configurable: true });
+  }
+  return { args: out };
 }
 
 /** Options of {@link gatherEffects}. */
@@ -45,7 +104,7 @@ export interface EffectsOptions {
  * called: sealmark does not fire a server's real side effects on the user's machine.
  */
 export async function gatherEffects(rec: Recorder, tools: ListedTool[], config: ResolvedConfig, opts: EffectsOptions): Promise<EffectsRun> {
-  const run: EffectsRun = { ran: false, defaultCalled: [], fillerCalled: [], all: opts.all };
+  const run: EffectsRun = { ran: false, defaultCalled: [], fillerCalled: [], controls: [], all: opts.all };
   if (!opts.sandbox && !opts.allowEffects) {
     run.why = `${rec.session.remote ? 'a server reached by URL runs outside any sandbox' : 'no sandbox (--no-sandbox)'} and no --allow-effects: tools were not called with default or filler arguments`;
     return run;
@@ -60,14 +119,12 @@ export async function gatherEffects(rec: Recorder, tools: ListedTool[], config: 
     if (!flagged && !defaultCallable) continue;
     rec.progress({ phase: 'effects', tool: tool.name, toolIndex: i + 1, toolCount: tools.length });
     const declared = propertiesOf(tool.inputSchema).map((p) => p.name);
+    const filled = flagged ? fillerArgs(tool) : {};
     const calls: { probe: string; args: Record<string, unknown> }[] = [{ probe: 'default-call', args: {} }];
-    if (flagged) {
-      const filled = fillerArgs(tool);
-      if (Object.keys(filled).length > 0) calls.push({ probe: 'filler-call', args: filled });
-    }
+    if (Object.keys(filled).length > 0) calls.push({ probe: 'filler-call', args: filled });
+    const made: ProbeCall[] = [];
     for (const c of calls) {
-      // Without the sandbox (--allow-effects) only what the reply itself reports can be seen.
-      await watched(opts.sandbox, () => rec.toolCall(c.probe, tool.name, c.args, hangMs, declared), { always: true });
+      made.push(await watch(rec, opts, tool.name, c.probe, c.args, hangMs, declared));
       (c.probe === 'default-call' ? run.defaultCalled : run.fillerCalled).push(tool.name);
       // A server that exited is started again for the rest (SPEC section 3 step 3).
       if (!(await rec.revive())) {
@@ -75,6 +132,30 @@ export async function gatherEffects(rec: Recorder, tools: ListedTool[], config: 
         return run;
       }
     }
+    // After the filler call, not before: its effects are then those of a first valid call, as an
+    // argument filler's would be (a control made first would have created the files it changes).
+    const [dflt, filler] = made;
+    if (!filler || !needsControl(dflt, filler)) continue;
+    const control = controlArgs(tool, filled);
+    if ('why' in control) {
+      run.controls.push({ tool: tool.name, why: control.why });
+      continue;
+    }
+    if (JSON.stringify(control.args) === JSON.stringify(filled)) {
+      run.controls.push({ tool: tool.name, same: true });
+      continue;
+    }
+    await watch(rec, opts, tool.name, 'filler-control', control.args, hangMs, declared);
+    run.controls.push({ tool: tool.name });
+    if (!(await rec.revive())) {
+      run.stopped = `the server exited on the filler-control of ${tool.name} and could not be started again`;
+      return run;
+    }
   }
   return run;
+}
+
+/** One effects call, watched (without the sandbox, with --allow-effects, only what the reply itself reports is seen). */
+function watch(rec: Recorder, opts: EffectsOptions, tool: string, probe: string, args: Record<string, unknown>, hangMs: number, declared: string[]): Promise<ProbeCall> {
+  return watched(opts.sandbox, () => rec.toolCall(probe, tool, args, hangMs, declared), { always: true });
 }

@@ -87,6 +87,17 @@ export function limitValues(lp: LimitProperty): LimitValue[] {
 }
 
 /**
+ * How findings name the value of a limits call: `limit = -1`, and for the duplicate member
+ * (whose wire text `1,"limit":5` reads badly after `limit =`) `a duplicate "limit" member (1 then 5)`.
+ * `value` is the call's `value` as {@link gatherLimits} records it.
+ */
+export function valueLabel(property: string, probe: string, value: string): string {
+  const key = `1,${JSON.stringify(property)}:`;
+  if (probe === 'raw-duplicate' && value.startsWith(key)) return `a duplicate ${JSON.stringify(property)} member (1 then ${value.slice(key.length)})`;
+  return `${property} = ${value}`;
+}
+
+/**
  * What a raw value means to a JSON Schema validator, for re-validation with Ajv: `1.0` is the
  * integer 1 (JSON Schema: the same mathematical number); the non-JSON tokens and `1e309` (which a
  * JavaScript parser reads as Infinity) are never valid numbers; a duplicate member is read with

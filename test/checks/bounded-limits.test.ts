@@ -3,7 +3,8 @@
  * fixture servers: the seed's run_batch (unsafe, with and without a `probes:` entry, and
  * repaired), zero meaning unlimited, SQLite's negative LIMIT, cases C3, C4 and C5 (and C5
  * repaired), a clean control, a count with no maximum that kills its server (with a probes:
- * entry; without one, in or out of the sandbox, the value is not sent: the safety rule) and the bundled demo.
+ * entry; without one, in or out of the sandbox, the value is not sent: the safety rule), the bundled
+ * demo, and tools whose retried upstream request the sandbox refuses (firecrawl_map's shape).
  *
  * Every audit is a real run with the default config and the default sandbox unless a test says
  * otherwise; they are started together in one beforeAll (two cores: most of the time is spent
@@ -15,6 +16,9 @@ import { audit } from '../../src/audit.js';
 import { configRegistry } from '../../src/config/defaults.js';
 import { parseConfig } from '../../src/config/schema.js';
 import { shellQuote } from '../../src/replay.js';
+import { networkNamespaceAvailable } from '../../src/target/sandbox.js';
+import { upstreamFailureLine } from '../../src/classify.js';
+import { valueLabel } from '../../src/probes/limits.js';
 import type { Report, ReportCall } from '../../src/report/build.js';
 import type { Finding } from '../../src/types.js';
 
@@ -535,7 +539,7 @@ describe('unbounded_alloc.mjs (count: integer, minimum 1, no maximum; 10^9 exhau
     expect(graded(r, ID)).toEqual(['exited', 'no-maximum']);
     const f = one(findingsOf(r, ID, 'exited'));
     expect(f.level).toBe('fail');
-    expect(f.data).toEqual({ tool: 'generate_rows', param: 'count', kind: 'count', value: '1000000000' });
+    expect(f.data).toEqual({ tool: 'generate_rows', param: 'count', kind: 'count', value: '1000000000', what: 'count = 1000000000' });
     expect(f.message).toBe('generate_rows: the server exited on count = 1000000000');
     const call = callOf(r, one(f.evidence.calls!));
     expect([call.probe, call.value, call.class, call.items, call.reply]).toEqual(['limit-over-max', '1000000000', 'exited', undefined, { kind: 'exited' }]);
@@ -632,5 +636,93 @@ describe('demo/server.mjs (list_recent: `count || notes.size`)', () => {
     ]);
     expect(textOf(zero).split('\n').map((l) => l.split(':')[0])).toEqual(['n9', 'n8', 'n7', 'n6', 'n5', 'n4', 'n3', 'n2', 'n1']);
     expect(f.replay).toBe(replayFor([process.execPath, `${root}demo/server.mjs`], 'list_recent', { count: 0 }));
+  });
+});
+
+// --- upstream requests refused by the sandbox (effects-real) ---------------------------------------
+
+describe('effects-real/upstream-limits.mjs (firecrawl_map: the tool runs and its retried request is refused by the sandbox)', () => {
+  const ns = networkNamespaceAvailable();
+  const ONLY_LIMITS = { checks: Object.fromEntries(['robust-input', 'strict-arguments', 'protocol-errors', 'default-call-effects', 'filler-call-effects', 'oversized-input', 'concurrency', 'annotations', 'idempotency-key', 'two-step-writes', 'secret-echo'].map((id) => [id, { enabled: false }])) };
+  const CONNECT = 'network: proxy: CONNECT api.example.com:443 HTTP/1.1 (3 times during the call)';
+  const FAILED = "Tool 'map_site' execution failed: Request failed with status code 502";
+  let r: Report;
+  beforeAll(async () => {
+    if (ns.ok) r = await auditFixture('effects-real/upstream-limits.mjs', ONLY_LIMITS);
+  }, 60_000);
+
+  it.skipIf(!ns.ok)(`map_site: the forbidden numbers were used, not rejected: one \`used-upstream\` finding, no \`effect-on-rejected\`${ns.ok ? '' : ` — skipped: ${ns.why}`}`, () => {
+    expect(r.sandbox.network).toBe('namespace');
+    const mine = checkOf(r, ID).findings.filter((f) => f.tool === 'map_site');
+    expect(mine.map((f) => [f.messageId, f.level])).toEqual([
+      ['used-upstream', 'fail'],
+      ['zero-not-compared', 'info'],
+    ]);
+    const f = mine[0]!;
+    expect(f.data.values).toBe('-1, -5, 1.5, 101, 1e309, a duplicate "limit" member (1 then 101)');
+    expect(f.data.effect).toBe(CONNECT);
+    expect(f.message).toBe(`map_site: limit = -1, -5, 1.5, 101, 1e309, a duplicate "limit" member (1 then 101) not rejected before an effect, though the schema forbids them: the tool connected out (${CONNECT}) and its reply reports the upstream failure (${FAILED})`);
+    expect(f.evidence.quotes).toEqual([FAILED, 'proxy: CONNECT api.example.com:443 HTTP/1.1 (×3)']);
+    expect(evidenceOf(r, f).map(([probe, value, cls]) => [probe, value, cls])).toEqual([
+      ['limit-negative', '-1', 'rejected-unnamed'],
+      ['limit-minus-five', '-5', 'rejected-unnamed'],
+      ['limit-fraction', '1.5', 'rejected-unnamed'],
+      ['limit-over-max', '101', 'rejected-unnamed'],
+      ['raw-huge', '1e309', 'rejected-unnamed'],
+      ['raw-duplicate', '1,"limit":101', 'rejected-unnamed'],
+    ]);
+    // false, true and "1" were rejected by the handler's type check before any request.
+    for (const p of ['limit-false', 'limit-true', 'limit-string']) expect(probeCall(r, p, 'map_site').effects ?? [], p).toEqual([]);
+  });
+
+  it.skipIf(!ns.ok)('map_site: 0 and 1 are valid calls; both failed upstream, so the zero comparison is not judged (`zero-not-compared`, info)', () => {
+    const f = one(findingsOf(r, ID, 'zero-not-compared'));
+    expect(f.message).toBe(`map_site: whether limit = 0 means unlimited is not judged: limit = 0 and limit = 1 both failed upstream (${FAILED}), so no items came back to compare`);
+    expect(evidenceOf(r, f)).toEqual([
+      ['limit-zero', '0', 'rejected-unnamed', undefined],
+      ['limit-one', '1', 'rejected-unnamed', undefined],
+    ]);
+    expect(probeCall(r, 'limit-zero', 'map_site').effects).toHaveLength(3);
+    expect(checkOf(r, ID).notes.filter((n) => n.startsWith('map_site.'))).toEqual([]);
+  });
+
+  it.skipIf(!ns.ok)('fetch_feed: rejected after its request: one `effect-on-rejected` per call, never one per retry; none for the valid 0, 1 and 1.0', () => {
+    const fs = findingsOf(r, ID, 'effect-on-rejected');
+    expect(fs.every((f) => f.tool === 'fetch_feed')).toBe(true);
+    expect(fs.map((f) => f.data.what)).toEqual(['limit = false', 'limit = true', 'limit = -1', 'limit = -5', 'limit = "1"', 'limit = 1.5', 'limit = 101', 'limit = 1e309', 'a duplicate "limit" member (1 then 101)']);
+    for (const f of fs) {
+      expect(f.evidence.calls).toHaveLength(1);
+      expect(f.evidence.quotes).toEqual(['proxy: CONNECT feeds.example.com:443 HTTP/1.1 (×3)']);
+      expect(f.data.effect).toBe('network: proxy: CONNECT feeds.example.com:443 HTTP/1.1 (3 times during the call)');
+    }
+    expect(new Set(fs.map((f) => f.evidence.calls![0])).size).toBe(fs.length);
+    expect(fs.at(-1)!.message).toBe('fetch_feed: a duplicate "limit" member (1 then 101) was rejected, but the sandbox saw an effect during the call: network: proxy: CONNECT feeds.example.com:443 HTTP/1.1 (3 times during the call)');
+    // The valid calls had the same effect; it is expected, and their items compare cleanly.
+    expect(['limit-zero', 'limit-one', 'raw-one-point-zero'].map((p) => [p, probeCall(r, p, 'fetch_feed').class, probeCall(r, p, 'fetch_feed').effects?.length])).toEqual([
+      ['limit-zero', 'accepted', 3],
+      ['limit-one', 'accepted', 3],
+      ['raw-one-point-zero', 'accepted', 3],
+    ]);
+    expect(checkOf(r, ID).findings.filter((f) => f.tool === 'fetch_feed').map((f) => f.messageId)).toEqual(Array(9).fill('effect-on-rejected'));
+    expect(checkOf(r, ID).verdict).toBe('fail');
+  });
+});
+
+// --- unit: the upstream failure line and the value label --------------------------------------------
+
+describe('upstreamFailureLine and valueLabel', () => {
+  it.each([
+    ["Tool 'firecrawl_map' execution failed: Request failed with status code 502", true],
+    ['Alexandria request failed (HTTP 502)', true],
+    ['502 Server Error: Bad Gateway for url: https://api.example.com/v1', true],
+    ['Tunnel connection failed: 502 Bad Gateway', true],
+    ['limit must be <= 500', false],
+    ['Request failed with status code 404', false],
+  ])('%s -> %s', (text, found) => {
+    expect(upstreamFailureLine(`first line\n${text}`) === text).toBe(found);
+  });
+  it('names the duplicate member readably, every other value as `param = value`', () => {
+    expect(valueLabel('limit', 'raw-duplicate', '1,"limit":5')).toBe('a duplicate "limit" member (1 then 5)');
+    expect(valueLabel('max_calls', 'limit-false', 'false')).toBe('max_calls = false');
   });
 });

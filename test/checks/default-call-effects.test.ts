@@ -3,7 +3,8 @@
  * servers: case C17 and its fixed version (the seed's July bug and the fix that held), a tool that
  * writes under HOME on `{}`, a tool that fetches its declared default url in-process (caught only by
  * the network namespace), case C6, a control, `--all`, and runs without the sandbox (with and
- * without --allow-effects).
+ * without --allow-effects), and a tool whose API client retries (three identical CONNECTs, one
+ * finding).
  *
  * robust-input and protocol-errors are off here: they only cost time and add calls.
  */
@@ -222,5 +223,25 @@ describe('without the sandbox', () => {
     const c = checkOf(r, ID);
     expect(c.verdict).toBe('pass');
     expect(c.notes).toEqual([]);
+  });
+});
+
+// --- one call, one finding (effects-real) ---------------------------------------------------------
+
+describe('effects-real/retrying-client.mjs (firecrawl_credit_usage: an API client that retries three times)', () => {
+  const ns = networkNamespaceAvailable();
+  it.skipIf(!ns.ok)(`one finding for the three identical CONNECTs of one {} call, with the count${ns.ok ? '' : ` — skipped: ${ns.why}`}`, async () => {
+    const r = await auditFixture('effects-real/retrying-client.mjs', OFF);
+    expect(r.sandbox.network).toBe('namespace');
+    expect(checkOf(r, ID).verdict).toBe('fail');
+    const f = one(findingsOf(r, ID, 'effect'));
+    expect(f.tool).toBe('credit_usage');
+    expect(f.data.effect).toBe('network: proxy: CONNECT api.example.com:443 HTTP/1.1 (3 times during the call)');
+    expect(f.message).toBe('credit_usage: the {} call caused a side effect: network: proxy: CONNECT api.example.com:443 HTTP/1.1 (3 times during the call)');
+    expect(f.evidence.quotes).toEqual(['proxy: CONNECT api.example.com:443 HTTP/1.1 (×3)']);
+    // The call's own record keeps every line of the effect log: three connections were made.
+    const call = callOf(r, f.evidence.calls?.[0]);
+    expect([call.probe, call.tool, argsOf(call)]).toEqual(['default-call', 'credit_usage', {}]);
+    expect(call.effects).toEqual(Array(3).fill({ kind: 'network', detail: 'proxy: CONNECT api.example.com:443 HTTP/1.1' }));
   });
 });
