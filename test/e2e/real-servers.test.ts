@@ -215,7 +215,9 @@ function expectSdk1ProtocolBehaviour(r: Report) {
   expect(noReply!.data.ms as number).toBeGreaterThanOrEqual(10_000);
   // SPEC section 5: the finding an SDK causes names it, read from the server's package, and replays.
   expect(r.target.sdk).toEqual([{ name: '@modelcontextprotocol/sdk', version: '1.32.2', from: 'package' }]);
-  expect(noReply!.message).toContain("; @modelcontextprotocol/sdk 1.32.2 handles the array-params request before the server's own code, so every server on that version does the same");
+  // Named because the reply (none) is the one the SDK's table row records for array params (sdk.ts).
+  expect(noReply!.sdkCause).toEqual({ sdk: '@modelcontextprotocol/sdk', version: '1.32.2', dependency: '@modelcontextprotocol/sdk' });
+  expect(noReply!.message).toContain("; @modelcontextprotocol/sdk 1.32.2 gives this reply before the server's own code runs, the same on every server on @modelcontextprotocol/sdk 1.32.2; no release of @modelcontextprotocol/sdk is known to answer otherwise");
   expect(noReply!.replay).toMatch(/^sealmark call (--env [A-Z0-9_]+ )+--raw-params '\[\]' -- /);
   // Nothing answered a notification and no response carried an unknown id.
   expect(findingsOf(r, 'protocol-errors', 'notification-answered')).toEqual([]);
