@@ -265,6 +265,8 @@ export const SDK_BEHAVIOURS: readonly SdkBehaviour[] = [
   { ...MCP_GO, probe: 'array-params', reply: { kind: 'error', code: -32600 }, fault: false, verified: MCP_GO_SEEN },
   { ...MCP_GO, probe: 'not-json-line', reply: { kind: 'error', code: -32700 }, fault: false, verified: MCP_GO_SEEN },
   { ...MCP_GO, probe: 'number-out-of-range', reply: { kind: 'error', code: -32600 }, fault: false, verified: MCP_GO_SEEN },
+  // tmcp's own JSON-RPC layer (not the official SDK): "MCP error -32601: Method … not found".
+  { sdk: 'tmcp', versions: { min: '1.20.0', below: '2.0.0' }, upstream: 'https://github.com/paoloricciuti/tmcp/issues', probe: 'unknown-method', reply: { kind: 'error', code: -32601 }, fault: false, verified: 'run at 1.20.0 (mcp-omnisearch 0.0.15)' },
   {
     ...FASTMCP,
     probe: 'extra-key',
