@@ -223,7 +223,7 @@ export interface SdkBehaviour {
   upstream: string;
   /** What the server's author can change in their own code, when anything (else only suppress and report). */
   authorFix?: string;
-  /** How the SDK causes it, in words after its label, when "gives this reply before the server's own code runs" would not say it. */
+  /** How the SDK causes it, in words after its label, where "exits on this message / drops this request unanswered / gives this reply before the server's own code runs" would not say it. */
   says?: string;
 }
 
@@ -347,7 +347,8 @@ export function sdkCause(sdks: readonly ServerSdk[] | undefined, probe: SdkProbe
  */
 export function sdkAdvice(cause: SdkCause, check: string, messageId: string): string {
   const { sdk, behaviour: b } = cause;
-  const who = `${cause.label} ${b.says ?? "gives this reply before the server's own code runs"}, the same on every server on ${sdk.name} ${sdk.version}`;
+  const how = b.says ?? (b.reply.kind === 'exited' ? 'exits on this message' : b.reply.kind === 'no-reply' ? 'drops this request unanswered' : 'gives this reply');
+  const who = `${cause.label} ${how}${b.says ? '' : " before the server's own code runs"}, the same on every server on ${sdk.name} ${sdk.version}`;
   if (b.fixedIn && compareVersions(sdk.version, b.fixedIn) < 0) return `${who}: upgrade ${sdk.name} to ${b.fixedIn} or later, which answers correctly`;
   const accept = `with a suppress: entry (check: ${check}, messageId: ${messageId}) and report it upstream (${b.upstream})`;
   return `${who}; no release of ${sdk.name} is known to answer otherwise${b.authorFix ? `; in your code, ${b.authorFix}, or accept it ${accept}` : `: accept it ${accept}`}`;

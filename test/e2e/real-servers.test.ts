@@ -217,7 +217,7 @@ function expectSdk1ProtocolBehaviour(r: Report) {
   expect(r.target.sdk).toEqual([{ name: '@modelcontextprotocol/sdk', version: '1.32.2', from: 'package' }]);
   // Named because the reply (none) is the one the SDK's table row records for array params (sdk.ts).
   expect(noReply!.sdkCause).toEqual({ sdk: '@modelcontextprotocol/sdk', version: '1.32.2', dependency: '@modelcontextprotocol/sdk' });
-  expect(noReply!.message).toContain("; @modelcontextprotocol/sdk 1.32.2 gives this reply before the server's own code runs, the same on every server on @modelcontextprotocol/sdk 1.32.2; no release of @modelcontextprotocol/sdk is known to answer otherwise");
+  expect(noReply!.message).toContain("; @modelcontextprotocol/sdk 1.32.2 drops this request unanswered before the server's own code runs, the same on every server on @modelcontextprotocol/sdk 1.32.2; no release of @modelcontextprotocol/sdk is known to answer otherwise");
   expect(noReply!.replay).toMatch(/^sealmark call (--env [A-Z0-9_]+ )+--raw-params '\[\]' -- /);
   // Nothing answered a notification and no response carried an unknown id.
   expect(findingsOf(r, 'protocol-errors', 'notification-answered')).toEqual([]);
