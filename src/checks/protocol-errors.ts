@@ -8,7 +8,7 @@ import { whyNotRun, type Check, type CheckMeta } from './check.js';
 import { FIRST_WIRE_ID } from '../target/wire.js';
 import { finding, verdictOf } from './finding.js';
 import type { Finding } from '../types.js';
-import { sdkAdvice, sdkCause, type ObservedReply, type SdkProbe } from '../target/sdk.js';
+import { sdkAdvice, sdkCause, sdkCauseField, type ObservedReply, type SdkProbe } from '../target/sdk.js';
 import { UNKNOWN_METHOD } from '../probes/protocol-errors.js';
 
 /** Probes an SDK's protocol layer answers before a server's own code sees the request. */
@@ -89,7 +89,7 @@ export const check: Check = {
       const withSdk = meta.messages[id]!.includes('{sdk}') ? { ...data, sdk: cause ? `; ${sdkAdvice(cause, meta.id, id)}` : '' } : data;
       const replay =
         probe === 'array-params' && ctx.replayRawParams ? { replay: ctx.replayRawParams('[]') } : probe === 'unknown-method' && ctx.replayRawParams ? { replay: ctx.replayRawParams('{}', UNKNOWN_METHOD) } : {};
-      const by = cause ? { sdkCause: { sdk: cause.sdk.name, version: cause.sdk.version, ...(cause.dependency ? { dependency: cause.dependency } : {}) } } : {};
+      const by = cause ? { sdkCause: sdkCauseField(cause) } : {};
       return finding(meta, id, level, withSdk, ev, { ...extra, ...replay, ...by });
     };
     const PROBES = ['unknown-method', 'notification-follow-up', 'unknown-tool', 'array-params'];

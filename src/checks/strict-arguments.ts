@@ -13,7 +13,7 @@ import { whyNotRun, type Check, type CheckMeta } from './check.js';
 import { coverageIn, finding, group, verdictOf } from './finding.js';
 import { exitText } from './robust-input.js';
 import type { Finding, ProbeCall, ReplyClass } from '../types.js';
-import { sdkAdvice, sdkCause, type SdkCause } from '../target/sdk.js';
+import { sdkAdvice, sdkCause, sdkCauseField, type SdkCause } from '../target/sdk.js';
 
 export const meta: CheckMeta = {
   id: 'strict-arguments',
@@ -90,7 +90,7 @@ function sdkData(cause: SdkCause | undefined, messageId: string): { sdk: string 
 
 /** The finding's `sdkCause` field, when a framework causes it. */
 function causeOf(cause: SdkCause | undefined): Pick<Finding, 'sdkCause'> {
-  return cause ? { sdkCause: { sdk: cause.sdk.name, version: cause.sdk.version, ...(cause.dependency ? { dependency: cause.dependency } : {}) } } : {};
+  return cause ? { sdkCause: sdkCauseField(cause) } : {};
 }
 
 /** A reply that says the tool ran (a failed fetch in the sandbox is still a run). */

@@ -353,3 +353,8 @@ export function sdkAdvice(cause: SdkCause, check: string, messageId: string): st
   const accept = `with a suppress: entry (check: ${check}, messageId: ${messageId}) and report it upstream (${b.upstream})`;
   return `${who}; no release of ${sdk.name} is known to answer otherwise${b.authorFix ? `; in your code, ${b.authorFix}, or accept it ${accept}` : `: accept it ${accept}`}`;
 }
+
+/** A finding's `sdkCause` field (src/types.ts Finding) for `cause`: `{ sdk, version, dependency? }`. */
+export function sdkCauseField(cause: SdkCause): { sdk: string; version: string; dependency?: string } {
+  return { sdk: cause.sdk.name, version: cause.sdk.version, ...(cause.dependency ? { dependency: cause.dependency } : {}) };
+}
