@@ -222,7 +222,7 @@ async function auditSpec(
   // A launcher line replays with its package pinned to the version audited.
   const trailing = via ? (options.package ? (options.args ?? []) : []) : (pinned ?? display);
   const replay = (tool: string, args: unknown, rawArgs?: string) => replayLine(tool, args, trailing, replayFlags, rawArgs);
-  const replayRawParams = (rawParams: string) => rawParamsReplayLine(rawParams, trailing, replayFlags);
+  const replayRawParams = (rawParams: string, method?: string) => rawParamsReplayLine(rawParams, trailing, replayFlags, method);
   const enabled = allChecks.filter((c) => config.checks[c.meta.id]?.enabled !== false);
   // What the user handed the server (config env, --env, HTTP headers) may be a credential: never
   // reported. Nor are the canaries: a report that printed them would leak what it is looking for.
@@ -376,7 +376,7 @@ export function judgeAll(
   enabled: readonly Check[],
   artifacts: Artifacts,
   replay: (tool: string, args: unknown, rawArgs?: string) => string,
-  replayRawParams?: (rawParams: string) => string,
+  replayRawParams?: (rawParams: string, method?: string) => string,
 ): CheckResult[] {
   return enabled.map((c) => {
     if (c.meta.id !== 'handshake' && (artifacts.openFailure || artifacts.tools.length === 0 || artifacts.listProblem)) {

@@ -145,6 +145,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--args <json>', 'the arguments object as JSON (omit to send no arguments member)')
     .option('--raw-args <text>', 'the arguments member written verbatim, unparsed (NaN, 1.0, a duplicate member); instead of --args')
     .option('--raw-params <text>', "the whole params member written verbatim ('[]'), without --tool: the replay of a malformed-params finding")
+    .option('--method <name>', "with --raw-params: the request's method instead of tools/call (the replay of an unknown-method finding)")
     .option('--config <file>', 'config file whose env the server gets')
     .option('--no-sandbox', 'run the server in this directory with your HOME and network (its side effects happen for real)')
     .addOption(new Option('--network <on|off>', 'off: loopback only inside the sandbox (default); on: the host network, as an audit with --network on').choices(['on', 'off']))

@@ -48,10 +48,11 @@ export function replayLine(tool: string, args: unknown, command: string[], flags
 /**
  * The `sealmark call --raw-params <text>` line: a tools/call whose whole params member was written
  * as `rawParams` (protocol-errors' array-params probe sends `[]`), against `command` with `flags`
- * as in {@link replayLine}.
+ * as in {@link replayLine}; with `method`, a request of that method instead of tools/call
+ * (`--method sealmark/no-such-method --raw-params '{}'`, the unknown-method probe).
  */
-export function rawParamsReplayLine(rawParams: string, command: string[], flags: string[] = []): string {
-  const parts = ['sealmark', 'call', ...flags.map(shellQuote), '--raw-params', shellQuote(rawParams)];
+export function rawParamsReplayLine(rawParams: string, command: string[], flags: string[] = [], method?: string): string {
+  const parts = ['sealmark', 'call', ...flags.map(shellQuote), ...(method !== undefined ? ['--method', shellQuote(method)] : []), '--raw-params', shellQuote(rawParams)];
   if (command.length > 0) parts.push('--', ...command.map(shellQuote));
   return parts.join(' ');
 }

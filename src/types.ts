@@ -126,6 +126,12 @@ export interface Finding {
   replay?: string;
   /** The exact request line sent, when the finding comes from a call. */
   request?: string;
+  /**
+   * Set when an SDK causes the finding (its known reply to the probe, src/target/sdk.ts
+   * SDK_BEHAVIOURS; SPEC section 5): the SDK, its version, and the dependency of the server's own
+   * package.json that brings it in (absent for a binary). SARIF places such a finding there.
+   */
+  sdkCause?: { sdk: string; version: string; dependency?: string };
 }
 
 /** A check's judgement on one target. */

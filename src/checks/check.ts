@@ -165,8 +165,8 @@ export function whyNotRun(a: Artifacts): string {
 export interface JudgeContext {
   /** Builds the `sealmark call` replay line for a tools/call with these arguments. */
   replay: (tool: string, args: unknown, rawArgs?: string) => string;
-  /** Builds the `sealmark call --raw-params` line for a tools/call whose params were `rawParams` verbatim. */
-  replayRawParams?: (rawParams: string) => string;
+  /** Builds the `sealmark call --raw-params` line for a request (tools/call, or `method`) whose params were `rawParams` verbatim. */
+  replayRawParams?: (rawParams: string, method?: string) => string;
 }
 
 export interface Check {

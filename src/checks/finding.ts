@@ -22,7 +22,7 @@ export function finding(
   level: Finding['level'],
   data: Record<string, string | number>,
   evidence: Evidence = {},
-  extra: Partial<Pick<Finding, 'tool' | 'replay' | 'request'>> = {},
+  extra: Partial<Pick<Finding, 'tool' | 'replay' | 'request' | 'sdkCause'>> = {},
 ): Finding {
   const template = meta.messages[messageId];
   if (template === undefined) throw new Error(`check ${meta.id}: unknown message id ${messageId}`);

@@ -8,10 +8,11 @@ import { whyNotRun, type Check, type CheckMeta } from './check.js';
 import { FIRST_WIRE_ID } from '../target/wire.js';
 import { finding, verdictOf } from './finding.js';
 import type { Finding } from '../types.js';
-import { sdkLabel } from '../target/sdk.js';
+import { sdkAdvice, sdkCause, sdkCauseField, type ObservedReply, type SdkProbe } from '../target/sdk.js';
+import { UNKNOWN_METHOD } from '../probes/protocol-errors.js';
 
 /** Probes an SDK's protocol layer answers before a server's own code sees the request. */
-const SDK_PROBES: ReadonlySet<string> = new Set(['unknown-method', 'unknown-notification', 'array-params']);
+const SDK_PROBES: ReadonlySet<string> = new Set<SdkProbe>(['unknown-method', 'unknown-notification', 'array-params']);
 
 export const meta: CheckMeta = {
   id: 'protocol-errors',
@@ -57,10 +58,11 @@ export const meta: CheckMeta = {
       'A notification must never be answered (JSON-RPC 2.0 section 4.1); any response arriving within 300 ms is quoted.',
       'An unknown tool may be answered with a JSON-RPC error (-32602 per the spec) or an isError result (what SDK 1.21–1.32 servers send); a success is partial.',
       'Array params must be answered with an error. A request that gets no reply while later ones are answered was dropped (partial: JSON-RPC requires an error reply; SDK 1.x servers drop array params this way); an exit, or silence from then on, fails.',
-      'When the server is built on a known SDK (its package\'s dependencies, or the module and crate names in its binary: @modelcontextprotocol/sdk, fastmcp, tmcp, mcp-go, go-sdk, rmcp), the findings of the requests the SDK answers before the server\'s code (the unknown method, the notifications, array params) name it and its version, and replay with `sealmark call --raw-params`.',
+      'When the server is built on a known SDK (its package\'s dependencies, or the module and crate names in its binary: @modelcontextprotocol/sdk, fastmcp, tmcp, mcp-go, go-sdk, rmcp), a finding of a request the SDK answers before the server\'s code (the unknown method, the notifications, array params) names the SDK and its version only when the reply is the one that SDK version is known to give (a table read from each SDK\'s source or runs of real servers: @modelcontextprotocol/sdk 0.5–1.x drops array params unanswered and answers an unknown method -32601; rmcp exits on array params). A different reply comes from the server\'s own code (a `fallbackRequestHandler`) and is the author\'s.',
+      'The unknown-method finding replays with `sealmark call --method sealmark/no-such-method --raw-params \'{}\'`, the array-params one with `sealmark call --raw-params \'[]\'`.',
       'Scoring: scored (pass 1, partial 0.5, fail 0).',
     ],
-    fix: 'On a hand-written server: answer unknown methods with -32601, ignore unknown notifications, never send a response to a message that has no id, return an error for an unknown tool name, and check the params shape before reading it. On an SDK (the finding names it, read from the server\'s package or binary): the unknown-method, notification and malformed-params replies come from the SDK before your code runs, and every server on that version answers the same; upgrade it where a later release answers correctly, or report it upstream.',
+    fix: 'On a hand-written server: answer unknown methods with -32601, ignore unknown notifications, never send a response to a message that has no id, return an error for an unknown tool name, and check the params shape before reading it. When the finding names an SDK, the reply is that SDK version\'s, given before your code runs, and every server on it answers the same: upgrade when the finding names a release that answers correctly; where none is known (no @modelcontextprotocol/sdk release up to 1.32.2 answers array params), accept it with a `suppress:` entry for the check and message id it names, and report it upstream. A finding that names no SDK is your code\'s, even on an SDK (a `fallbackRequestHandler` that answers every method).',
     falsePositives: ['notifications/roots/list_changed is sent although sealmark declares no roots capability; a server may log it, but must not answer it.'],
     falseNegatives: ['Batches, invalid UTF-8 and non-JSON input are not sent (they break the stdio framing rules for clients).'],
     limits: ['One request of each kind.'],
@@ -75,17 +77,20 @@ export const check: Check = {
       return { id: meta.id, verdict: 'n/a', findings: [], notes: [`not run: ${whyNotRun(a)} before the protocol probes`] };
     }
     const out: Finding[] = [];
-    // The requests an SDK answers before the server's code: a finding of one names the SDK.
-    const sdk = a.sdk && a.sdk.length > 0 ? sdkLabel(a.sdk) : undefined;
     const probeOf = (id: string, data: Record<string, string | number>) =>
-      typeof data.probe === 'string' ? data.probe : id.startsWith('unknown-method') ? 'unknown-method' : id === 'array-params-accepted' ? 'array-params' : undefined;
-    const F = (id: string, level: Finding['level'], data: Record<string, string | number>, ev: Finding['evidence'], extra: { request?: string } = {}) => {
+      typeof data.probe === 'string' ? data.probe : id.startsWith('unknown-method') ? 'unknown-method' : id === 'array-params-accepted' ? 'array-params' : id === 'notification-answered' ? 'unknown-notification' : undefined;
+    /**
+     * A finding; `seen` is the reply it reports. It names the SDK only when the SDK's known reply
+     * to that probe is `seen` (src/target/sdk.ts SDK_BEHAVIOURS); otherwise it is the author's.
+     */
+    const F = (id: string, level: Finding['level'], data: Record<string, string | number>, ev: Finding['evidence'], extra: { request?: string } = {}, seen?: ObservedReply) => {
       const probe = probeOf(id, data);
-      const byProbe = sdk && probe && SDK_PROBES.has(probe);
-      const note = byProbe ? `; ${sdk} handles the ${probe} request before the server's own code, so every server on that version does the same: see whether a later release answers, and report it upstream if none does` : '';
-      const withSdk = meta.messages[id]!.includes('{sdk}') ? { ...data, sdk: note } : data;
-      const replay = probe === 'array-params' && ctx.replayRawParams ? { replay: ctx.replayRawParams('[]') } : {};
-      return finding(meta, id, level, withSdk, ev, { ...extra, ...replay });
+      const cause = probe && SDK_PROBES.has(probe) && seen ? sdkCause(a.sdk, probe as SdkProbe, seen) : undefined;
+      const withSdk = meta.messages[id]!.includes('{sdk}') ? { ...data, sdk: cause ? `; ${sdkAdvice(cause, meta.id, id)}` : '' } : data;
+      const replay =
+        probe === 'array-params' && ctx.replayRawParams ? { replay: ctx.replayRawParams('[]') } : probe === 'unknown-method' && ctx.replayRawParams ? { replay: ctx.replayRawParams('{}', UNKNOWN_METHOD) } : {};
+      const by = cause ? { sdkCause: sdkCauseField(cause) } : {};
+      return finding(meta, id, level, withSdk, ev, { ...extra, ...replay, ...by });
     };
     const PROBES = ['unknown-method', 'notification-follow-up', 'unknown-tool', 'array-params'];
     const first = a.calls.find((c) => PROBES.includes(c.probe));
@@ -98,14 +103,14 @@ export const check: Check = {
       if (PROBES.includes(c.probe)) last = c.probe === 'notification-follow-up' ? 'unknown-notification' : c.probe;
       const r = c.exchange.reply;
       if (r.kind === 'exited') {
-        out.push(F('died', 'fail', { how: 'exited', probe: last }, { calls: [c.seq] }, { request: c.exchange.sent }));
+        out.push(F('died', 'fail', { how: 'exited', probe: last }, { calls: [c.seq] }, { request: c.exchange.sent }, { kind: 'exited' }));
         // The server was started again for the probes after this one (SPEC section 3 step 3).
         continue;
       }
       if (r.kind === 'hang') {
         // Silence on one request is a dropped request if the server answers a later one; otherwise it stopped answering.
         const later = seq.slice(i + 1).some((x) => x.exchange.reply.kind === 'response' || x.exchange.reply.kind === 'malformed');
-        if (later) out.push(F('no-reply', 'partial', { probe: last, ms: r.waitedMs }, { calls: [c.seq] }, { request: c.exchange.sent }));
+        if (later) out.push(F('no-reply', 'partial', { probe: last, ms: r.waitedMs }, { calls: [c.seq] }, { request: c.exchange.sent }, { kind: 'no-reply' }));
         else {
           out.push(F('died', 'fail', { how: 'stopped answering', probe: last }, { calls: [c.seq] }, { request: c.exchange.sent }));
           break;
@@ -118,12 +123,12 @@ export const check: Check = {
       }
       const isErrorResult = typeof r.result === 'object' && r.result !== null && (r.result as { isError?: unknown }).isError === true;
       if (c.probe === 'unknown-method') {
-        if (r.error && r.error.code !== -32601) out.push(F('unknown-method-code', 'partial', { code: String(r.error.code) }, { calls: [c.seq] }, { request: c.exchange.sent }));
-        if (!r.error) out.push(F('unknown-method-result', 'partial', {}, { calls: [c.seq] }, { request: c.exchange.sent }));
+        if (r.error && r.error.code !== -32601) out.push(F('unknown-method-code', 'partial', { code: String(r.error.code) }, { calls: [c.seq] }, { request: c.exchange.sent }, { kind: 'error', code: Number(r.error.code) }));
+        if (!r.error) out.push(F('unknown-method-result', 'partial', {}, { calls: [c.seq], quotes: [JSON.stringify(r.result ?? null).slice(0, 200)] }, { request: c.exchange.sent }, { kind: 'result' }));
       } else if (c.probe === 'unknown-tool' && !r.error && !isErrorResult) {
         out.push(F('unknown-tool-succeeded', 'partial', { tool: c.tool ?? '' }, { calls: [c.seq] }, { request: c.exchange.sent }));
       } else if (c.probe === 'array-params' && !r.error && !isErrorResult) {
-        out.push(F('array-params-accepted', 'partial', {}, { calls: [c.seq] }, { request: c.exchange.sent }));
+        out.push(F('array-params-accepted', 'partial', {}, { calls: [c.seq] }, { request: c.exchange.sent }, { kind: 'result' }));
       }
     }
     const answeredNotes = new Set<unknown>();
@@ -131,7 +136,7 @@ export const check: Check = {
       for (const reply of n.replies) {
         answeredNotes.add(reply);
         const text = JSON.stringify(reply).slice(0, 200);
-        out.push(F('notification-answered', 'partial', { method: n.method, reply: text }, { calls: [n.followUpSeq], quotes: [text] }, { request: n.sent }));
+        out.push(F('notification-answered', 'partial', { method: n.method, reply: text }, { calls: [n.followUpSeq], quotes: [text] }, { request: n.sent }, { kind: 'answered' }));
       }
     }
     // Second or wrong-id answers during the concurrency burst are that check's finding, not this one's.

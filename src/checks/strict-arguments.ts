@@ -13,6 +13,7 @@ import { whyNotRun, type Check, type CheckMeta } from './check.js';
 import { coverageIn, finding, group, verdictOf } from './finding.js';
 import { exitText } from './robust-input.js';
 import type { Finding, ProbeCall, ReplyClass } from '../types.js';
+import { sdkAdvice, sdkCause, sdkCauseField, type SdkCause } from '../target/sdk.js';
 
 export const meta: CheckMeta = {
   id: 'strict-arguments',
@@ -43,8 +44,8 @@ export const meta: CheckMeta = {
     { verdict: 'n/a', when: 'no tool could be probed: every tool that requires nothing or forbids undeclared keys may write (no readOnlyHint: true, no probes: entry)' },
   ],
   messages: {
-    'refused-no-arguments': '{tool}: a valid call without `arguments` was refused ({class}), while the same call with `arguments: {}` was answered; some clients omit `arguments` for a tool that takes none',
-    'extra-dropped': '{tool}: the undeclared key sm_unexpected was dropped and the call ran, though the schema says additionalProperties: false',
+    'refused-no-arguments': '{tool}: a valid call without `arguments` was refused ({class}), while the same call with `arguments: {}` was answered; some clients omit `arguments` for a tool that takes none{sdk}',
+    'extra-dropped': '{tool}: the undeclared key sm_unexpected was dropped and the call ran, though the schema says additionalProperties: false{sdk}',
     'accepted-no-arguments': '{tool}: a call without `arguments` ran, though the tool requires {required}',
     'internal-error': '{tool}: an unhandled runtime error came back to the {probe} call, where the control call got none: {text}',
     exited: '{tool}: the server exited on the {probe} call ({exit}), where it answered the control call',
@@ -66,9 +67,10 @@ export const meta: CheckMeta = {
       'A tool whose schema says additionalProperties: false, that states readOnlyHint: true or has a probes: entry, gets valid arguments (valid-arguments; your probes: entry\'s when there is one, else sampled from the schema and proven valid with Ajv) and then the same plus sm_unexpected (extra-only). When the valid arguments are answered, the extra key must be refused.',
       'A call valid apart from the probed fault may run the tool, so it never goes to a tool that may write; such tools are listed as not judged, with why.',
       'A server that exits on a probe is started again for the rest; the exit is the finding of the probe that caused it.',
+      'When the server is built on a framework whose own code gives the reply (a table read from its source, src/target/sdk.ts: fastmcp 4.3.2 lists every parameters schema with additionalProperties: false while a zod object strips undeclared keys, and validates a missing `arguments` as undefined, "root: Invalid input: expected object, received undefined"), the finding names the framework and its version, with what your code can change.',
       'Scoring: scored, so pass = 1 point, partial = 0.5, fail = 0.',
     ],
-    fix: 'Treat a missing `arguments` member as `{}` before validating (the MCP schema makes it optional), and validate with a schema that refuses undeclared keys when your inputSchema says additionalProperties: false (zod: .strict(); pydantic: extra="forbid"), or drop additionalProperties: false from the schema if you mean to ignore them.',
+    fix: 'Treat a missing `arguments` member as `{}` before validating (the MCP schema makes it optional), and validate with a schema that refuses undeclared keys when your inputSchema says additionalProperties: false (zod: .strict(); pydantic: extra="forbid"), or drop additionalProperties: false from the schema if you mean to ignore them. On FastMCP (the finding names it), the listed additionalProperties: false is the framework\'s, so make the parameters object strict (zod .strict(), valibot v.strictObject), and give it a default (zod .default({})) or leave `parameters` out of a tool that takes none, so a missing `arguments` is not refused.',
     falsePositives: [
       'A tool whose answer differs between two identical calls (a random or time-based result that sometimes errors) can make a control call and its probe disagree.',
       'A server that strips undeclared keys on purpose, while its schema says additionalProperties: false, is reported: the schema promises a refusal.',
@@ -80,6 +82,16 @@ export const meta: CheckMeta = {
     limits: ['One call of each probe per tool, for the first max_tools tools.'],
   },
 };
+
+/** The `{sdk}` data of a finding: the framework that causes it and what the author can do, or nothing. */
+function sdkData(cause: SdkCause | undefined, messageId: string): { sdk: string } {
+  return { sdk: cause ? `; ${sdkAdvice(cause, meta.id, messageId)}` : '' };
+}
+
+/** The finding's `sdkCause` field, when a framework causes it. */
+function causeOf(cause: SdkCause | undefined): Pick<Finding, 'sdkCause'> {
+  return cause ? { sdkCause: sdkCauseField(cause) } : {};
+}
 
 /** A reply that says the tool ran (a failed fetch in the sandbox is still a run). */
 const ANSWERED: ReadonlySet<ReplyClass> = new Set(['accepted', 'lenient-downstream']);
@@ -162,10 +174,13 @@ export const check: Check = {
         if (cls === 'internal-error') {
           out.push(finding(meta, 'internal-error', 'partial', { ...base, text: textOf(c) }, { ...ev, quotes: [textOf(c)] }, own));
         } else if (probe === 'no-arguments' && !ANSWERED.has(cls)) {
-          out.push(finding(meta, 'refused-no-arguments', 'partial', { ...base, class: cls }, { ...ev, quotes: [textOf(c)].filter(Boolean) }, own));
+          // The framework's refusal of undefined arguments names it; any other refusal is the author's.
+          const cause = sdkCause(a.sdk, 'no-arguments', { kind: 'refused', text: c.classification?.text ?? '' });
+          out.push(finding(meta, 'refused-no-arguments', 'partial', { ...base, class: cls, ...sdkData(cause, 'refused-no-arguments') }, { ...ev, quotes: [textOf(c)].filter(Boolean) }, { ...own, ...causeOf(cause) }));
         } else if (probe === 'extra-only' && ANSWERED.has(cls)) {
           const effects = (c.effects ?? []).map((e) => `effect: ${e.kind}: ${e.detail}`);
-          out.push(finding(meta, 'extra-dropped', 'partial', base, { ...ev, quotes: [...(c.invalidBecause?.slice(0, 1) ?? []), ...effects] }, own));
+          const cause = sdkCause(a.sdk, 'extra-key', { kind: 'extra-dropped' });
+          out.push(finding(meta, 'extra-dropped', 'partial', { ...base, ...sdkData(cause, 'extra-dropped') }, { ...ev, quotes: [...(c.invalidBecause?.slice(0, 1) ?? []), ...effects] }, { ...own, ...causeOf(cause) }));
         }
       }
       if (!judged.has(t.tool) && !notJudged.has(t.tool)) notJudged.set(t.tool, why.get(t.tool) ?? t.notJudged ?? 'no probe could be judged against its control call');

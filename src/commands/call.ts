@@ -37,6 +37,11 @@ export interface CallCliOptions {
    * replay of protocol-errors' array-params probe, which names no tool.
    */
   rawParams?: string;
+  /**
+   * `--method <name>` (with `rawParams`): the request's method instead of `tools/call`: the replay
+   * of protocol-errors' unknown-method probe (`sealmark/no-such-method` with params `{}`).
+   */
+  method?: string;
   /** `--client-config <file> --server <name>`: the server of that entry (how client-config replays are written). */
   clientConfig?: string;
   server?: string;
@@ -94,6 +99,7 @@ export async function runCall(command: string[], opts: CallCliOptions): Promise<
   if (opts.rawParams !== undefined && (opts.tool !== undefined || opts.args !== undefined || opts.rawArgs !== undefined)) {
     throw new UsageError('--raw-params is the whole params member: give it without --tool, --args or --raw-args');
   }
+  if (opts.method !== undefined && opts.rawParams === undefined) throw new UsageError("--method takes --raw-params '<text>' (the params member of that request, e.g. '{}')");
   if (opts.rawParams === undefined && opts.tool === undefined) throw new UsageError("--tool <name> is required (or --raw-params '<text>' for a params member written verbatim)");
   // stdio frames a message by its line: a newline in raw text would end the request and start another.
   for (const [flag, v] of [['--raw-args', opts.rawArgs], ['--raw-params', opts.rawParams]] as const) {
@@ -166,7 +172,7 @@ async function callIn(
     const mark = sandbox?.mark();
     const raw = opts.rawParams ?? opts.rawArgs;
     const splice = raw !== undefined ? { marker: RAW_MARKER, text: raw } : undefined;
-    const ex = await opened.request('tools/call', params, timeoutMs, { splice });
+    const ex = await opened.request(opts.method ?? 'tools/call', params, timeoutMs, { splice });
     await new Promise((r) => setTimeout(r, EFFECT_GRACE_MS));
     // The audit's effect rules, the failed fetch a reply reports included: a replay shows what its finding quotes.
     const effects = effectsOf(sandbox, mark, ex.reply);

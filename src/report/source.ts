@@ -47,6 +47,12 @@ export interface TargetSource {
    * SARIF's last resort for a location.
    */
   manifest?: string;
+  /**
+   * When `manifest` is a package.json: the 1-based line of each package it declares in
+   * `dependencies`, `optionalDependencies`, `peerDependencies` or `devDependencies` (the first
+   * declaration wins). SARIF places a finding an SDK causes at the line that brings the SDK in.
+   */
+  dependencyLines?: Record<string, number>;
 }
 
 /** Finds the entry file of `command` and the lines that define `toolNames`. Never throws. */
@@ -77,7 +83,53 @@ export function locateSource(command: readonly string[], cwd: string, configFile
   const from = out.entry && inside(out.entry.file, base) ? dirname(out.entry.file) : cwd;
   const manifest = findManifest(from, root);
   if (manifest) out.manifest = manifest;
+  if (manifest?.endsWith('package.json')) {
+    const text = readSmall(manifest);
+    if (typeof text === 'string') {
+      const lines = dependencyLinesIn(text);
+      if (Object.keys(lines).length > 0) out.dependencyLines = lines;
+    }
+  }
   return out;
+}
+
+/** The dependency sections of a package.json whose keys name packages. */
+const DEPENDENCY_SECTIONS = ['dependencies', 'optionalDependencies', 'peerDependencies', 'devDependencies'];
+
+/**
+ * The 1-based line of each key of a package.json's dependency sections, read from the text (a
+ * section's lines run from its `"dependencies": {` to the closing `}`); empty for text that does
+ * not parse as JSON.
+ */
+export function dependencyLinesIn(text: string): Record<string, number> {
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return {};
+  }
+  const found: Record<string, number> = Object.create(null) as Record<string, number>;
+  const lines = text.split('\n');
+  for (const section of DEPENDENCY_SECTIONS) {
+    const deps = parsed[section];
+    if (typeof deps !== 'object' || deps === null) continue;
+    const start = lines.findIndex((l) => l.includes(`"${section}"`));
+    if (start === -1) continue;
+    for (const name of Object.keys(deps)) {
+      if (Object.hasOwn(found, name)) continue;
+      const key = `${JSON.stringify(name)}`;
+      for (let i = start; i < lines.length; i++) {
+        const l = lines[i]!;
+        const at = l.indexOf(key);
+        if (at !== -1 && /^\s*:/.test(l.slice(at + key.length))) {
+          found[name] = i + 1;
+          break;
+        }
+        if (i > start && /^\s*\}/.test(l)) break;
+      }
+    }
+  }
+  return found;
 }
 
 /** `null`: not a regular file; `undefined`: a file too large (or unreadable) to read; else its text. */

@@ -2,7 +2,7 @@
  * protocol-errors against real fixture servers (SPEC section 5; case C12): unknown method, unknown
  * notifications, unknown tool, array params, each followed by a liveness request.
  */
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { auditFixture, checkOf, findingsOf, fixture, graded, LATER_PACKS_OFF } from '../helpers/run.js';
 import { runCli } from '../helpers/cli.js';
 import { shellQuote } from '../../src/replay.js';
@@ -134,5 +134,62 @@ describe('exits-on-null.mjs (exits on a robust-input probe)', () => {
     expect(pe.verdict).toBe('pass');
     expect(pe.findings).toEqual([]);
     expect(r.calls.some((c) => c.probe === 'unknown-method')).toBe(true);
+  });
+});
+
+describe('sdk/fallback-handler.mjs (real SDK 1.32.2 low-level Server, the author set fallbackRequestHandler)', () => {
+  let r: Report;
+  beforeAll(async () => {
+    r = await auditFixture('sdk/fallback-handler.mjs', ONLY_PROTOCOL);
+  });
+
+  it('is detected as built on @modelcontextprotocol/sdk 1.32.2', () => {
+    expect(r.target.sdk).toEqual([{ name: '@modelcontextprotocol/sdk', version: '1.32.2', from: 'package' }]);
+    expect(checkOf(r, 'protocol-errors').verdict).toBe('partial');
+    expect(graded(r, 'protocol-errors').sort()).toEqual(['no-reply', 'unknown-method-result']);
+  });
+
+  it('unknown-method-result is the author\'s: the SDK answers -32601, so the finding names no SDK, and it replays with --method', () => {
+    const [f] = findingsOf(r, 'protocol-errors', 'unknown-method-result');
+    expect(f!.sdkCause).toBeUndefined();
+    expect(f!.data.sdk).toBe('');
+    expect(f!.message).toBe('an unknown method was answered with a result instead of error -32601');
+    expect(f!.evidence.quotes).toEqual(['{}']);
+    expect(f!.request).toMatch(/"method":"sealmark\/no-such-method","params":\{\}/);
+    expect(f!.replay).toBe(`sealmark call --method sealmark/no-such-method --raw-params '{}' -- ${shellQuote(process.execPath)} ${shellQuote(fixture('sdk/fallback-handler.mjs'))}`);
+  });
+
+  it('no-reply on array-params is the SDK\'s (its known reply): named with its version, no release to upgrade to, suppress and report upstream', () => {
+    const [f] = findingsOf(r, 'protocol-errors', 'no-reply');
+    expect(f!.data.probe).toBe('array-params');
+    expect(f!.sdkCause).toEqual({ sdk: '@modelcontextprotocol/sdk', version: '1.32.2', dependency: '@modelcontextprotocol/sdk' });
+    expect(f!.message).toContain('@modelcontextprotocol/sdk 1.32.2');
+    expect(f!.message).toContain('no release of @modelcontextprotocol/sdk is known to answer otherwise');
+    expect(f!.message).toContain('suppress: entry (check: protocol-errors, messageId: no-reply)');
+    expect(f!.message).toContain('https://github.com/modelcontextprotocol/typescript-sdk/issues');
+    expect(f!.message).not.toMatch(/upgrade/);
+  });
+
+  it('the --method replay line sends the same request and gets the same result', async () => {
+    const out = await runCli(['call', '--method', 'sealmark/no-such-method', '--raw-params', '{}', '--', process.execPath, fixture('sdk/fallback-handler.mjs')]);
+    expect(out.code, out.stderr).toBe(0);
+    expect(out.stdout).toMatch(/^sent {5}\{"jsonrpc":"2\.0","id":\d+,"method":"sealmark\/no-such-method","params":\{\}\}$/m);
+    expect(out.stdout).toMatch(/^reply {4}\{"result":\{\},/m);
+  });
+
+  it('--method without --raw-params is a usage error (exit 2)', async () => {
+    const out = await runCli(['call', '--method', 'sealmark/no-such-method', '--', process.execPath, fixture('sdk/fallback-handler.mjs')]);
+    expect(out.code).toBe(2);
+    expect(out.stderr).toMatch(/--method takes --raw-params/);
+  });
+});
+
+describe('sdk/plain-server.mjs (the same SDK, no fallback handler)', () => {
+  it('answers the unknown method -32601 (no finding); only the SDK\'s no-reply on array-params, named', async () => {
+    const r = await auditFixture('sdk/plain-server.mjs', ONLY_PROTOCOL);
+    expect(graded(r, 'protocol-errors')).toEqual(['no-reply']);
+    const unknown = r.calls.find((c) => c.probe === 'unknown-method')!;
+    expect((unknown.reply.raw as { error: { code: number } }).error.code).toBe(-32601);
+    expect(findingsOf(r, 'protocol-errors', 'no-reply')[0]!.sdkCause?.sdk).toBe('@modelcontextprotocol/sdk');
   });
 });

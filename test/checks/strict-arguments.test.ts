@@ -3,8 +3,12 @@
  * are valid apart from one fault, each judged against its control call. Real runs of fixture
  * servers, plus unit tests of the planner.
  */
-import { beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditFixture, checkOf, findingsOf, graded } from '../helpers/run.js';
+import { runCli } from '../helpers/cli.js';
 import { planStrict } from '../../src/probes/strict-arguments.js';
 import type { Report, ReportCall } from '../../src/report/build.js';
 import type { ListedTool } from '../../src/types.js';
@@ -102,6 +106,53 @@ describe('correct-sdk.mjs', () => {
     expect(c.verdict).toBe('pass');
     expect(graded(r, 'strict-arguments')).toEqual([]);
     expect(c.coverage!.judged.length).toBeGreaterThan(0);
+  }, 60_000);
+});
+
+describe('firecrawl-mcp 3.26.0 (real server on FastMCP 4.3.2, zod 4): the framework\'s findings name it', () => {
+  let r: Report;
+  let tmp: string;
+  beforeAll(async () => {
+    tmp = mkdtempSync(join(tmpdir(), 'sealmark-strict-fastmcp-'));
+    const out = join(tmp, 'report.json');
+    const run = await runCli(['audit', '--only', 'strict-arguments', '--env', 'FIRECRAWL_API_KEY=fc-test', '--format', 'json', '--output', out, '--', 'node', 'node_modules/firecrawl-mcp/dist/index.js']);
+    expect([0, 1], run.stderr).toContain(run.code);
+    r = JSON.parse(readFileSync(out, 'utf8')) as Report;
+  }, 180_000);
+  afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+  it('is detected as fastmcp 4.3.2 on @modelcontextprotocol/sdk 1.32.2', () => {
+    expect(r.target.sdk?.map((s) => `${s.name} ${s.version}`)).toEqual(['fastmcp 4.3.2', '@modelcontextprotocol/sdk 1.32.2']);
+  });
+
+  it('extra-dropped names fastmcp 4.3.2 (its listing adds additionalProperties: false; the zod object strips), with .strict() as the fix', () => {
+    const f = findingsOf(r, 'strict-arguments', 'extra-dropped');
+    expect(f.length).toBeGreaterThan(0);
+    for (const x of f) {
+      expect(x.sdkCause).toEqual({ sdk: 'fastmcp', version: '4.3.2', dependency: 'fastmcp' });
+      expect(x.message).toContain('fastmcp 4.3.2 lists every parameters schema with additionalProperties: false');
+      expect(x.message).toContain('`.strict()`');
+      expect(x.message).toContain('suppress: entry (check: strict-arguments, messageId: extra-dropped)');
+    }
+  });
+
+  it('refused-no-arguments names fastmcp 4.3.2 where its reply is FastMCP\'s validation of undefined arguments', () => {
+    const f = findingsOf(r, 'strict-arguments', 'refused-no-arguments');
+    expect(f.length).toBeGreaterThan(0);
+    for (const x of f) {
+      expect(x.evidence.quotes![0]).toMatch(/parameter validation failed: root: Invalid input: expected object, received undefined/);
+      expect(x.sdkCause).toEqual({ sdk: 'fastmcp', version: '4.3.2', dependency: 'fastmcp' });
+      expect(x.message).toContain('`.default({})`');
+      expect(x.message).toContain('https://github.com/punkpeye/fastmcp/issues');
+    }
+  });
+});
+
+describe('strict-arguments findings of the author\'s own code name no SDK', () => {
+  it('strict/strict-arguments.mjs (no SDK in its package) has no sdkCause', async () => {
+    const r = await auditFixture('strict/strict-arguments.mjs', { checks: { 'protocol-errors': { enabled: false }, 'bounded-limits': { enabled: false }, 'oversized-input': { enabled: false }, concurrency: { enabled: false } } });
+    for (const f of checkOf(r, 'strict-arguments').findings) expect(f.sdkCause, f.messageId).toBeUndefined();
+    expect(findingsOf(r, 'strict-arguments', 'extra-dropped')[0]!.data.sdk).toBe('');
   }, 60_000);
 });
 

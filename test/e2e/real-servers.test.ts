@@ -215,7 +215,9 @@ function expectSdk1ProtocolBehaviour(r: Report) {
   expect(noReply!.data.ms as number).toBeGreaterThanOrEqual(10_000);
   // SPEC section 5: the finding an SDK causes names it, read from the server's package, and replays.
   expect(r.target.sdk).toEqual([{ name: '@modelcontextprotocol/sdk', version: '1.32.2', from: 'package' }]);
-  expect(noReply!.message).toContain("; @modelcontextprotocol/sdk 1.32.2 handles the array-params request before the server's own code, so every server on that version does the same");
+  // Named because the reply (none) is the one the SDK's table row records for array params (sdk.ts).
+  expect(noReply!.sdkCause).toEqual({ sdk: '@modelcontextprotocol/sdk', version: '1.32.2', dependency: '@modelcontextprotocol/sdk' });
+  expect(noReply!.message).toContain("; @modelcontextprotocol/sdk 1.32.2 drops this request unanswered before the server's own code runs, the same on every server on @modelcontextprotocol/sdk 1.32.2; no release of @modelcontextprotocol/sdk is known to answer otherwise");
   // `--env NAME=value` for a plain value (the marker's and MEMORY_FILE_PATH's paths), bare `--env NAME` for a secret.
   expect(noReply!.replay).toMatch(/^sealmark call (--env '?[A-Z0-9_]+(=\S*)? )+--raw-params '\[\]' -- /);
   // Nothing answered a notification and no response carried an unknown id.

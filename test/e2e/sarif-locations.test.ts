@@ -102,3 +102,39 @@ describe('SARIF of a server outside the repository', () => {
     expect(validateSarifSchema(log)).toEqual([]);
   }, SLOW);
 });
+
+describe('SARIF of a finding an SDK causes', () => {
+  const SDK_FIXTURE = 'test/fixtures/servers/sdk';
+  type Result = Sarif['runs'][number]['results'][number] & {
+    properties: { messageId: string };
+    locations: { logicalLocations?: { name?: string; fullyQualifiedName: string; kind: string }[] }[];
+  };
+  let results: Result[];
+  let file: string;
+  beforeAll(async () => {
+    file = join(tmp, 'sdk.sarif');
+    const r = await runCli(['audit', '--only', 'protocol-errors', '--timeout-probe', '2', '--format', 'sarif', '--output', file, '--', 'node', `${SDK_FIXTURE}/fallback-handler.mjs`]);
+    expect([0, 1], r.stderr).toContain(r.code);
+    results = readJson<Sarif>(file).runs[0]!.results as Result[];
+  }, SLOW);
+
+  it('is placed at the SDK\'s dependency line of the server\'s package.json, not in the author\'s code, and names the SDK as a module', () => {
+    const r = results.find((x) => x.properties.messageId === 'no-reply')!;
+    const line = readFileSync(join(root, SDK_FIXTURE, 'package.json'), 'utf8').split('\n').findIndex((l) => l.includes('"@modelcontextprotocol/sdk":')) + 1;
+    expect(line).toBeGreaterThan(1);
+    expect(r.locations[0]!.physicalLocation).toEqual({ artifactLocation: { uri: `${SDK_FIXTURE}/package.json`, uriBaseId: 'SRCROOT' }, region: { startLine: line } });
+    expect(r.locations[0]!.logicalLocations).toEqual([{ name: '@modelcontextprotocol/sdk', fullyQualifiedName: 'npm:@modelcontextprotocol/sdk@1.32.2', kind: 'module' }]);
+  });
+
+  it('the author\'s own finding on the same server stays at the entry file', () => {
+    const r = results.find((x) => x.properties.messageId === 'unknown-method-result')!;
+    expect(r.locations[0]!.physicalLocation!.artifactLocation).toEqual({ uri: `${SDK_FIXTURE}/fallback-handler.mjs`, uriBaseId: 'SRCROOT' });
+  });
+
+  it('is valid: the official schema, and Sarif.Multitool with no error', async () => {
+    expect(validateSarifSchema(readJson(file))).toEqual([]);
+    const v = await multitoolValidate(file, tmp);
+    expect(v.errors, v.output).toEqual([]);
+    expect(v.code, v.output).toBe(0);
+  }, SLOW);
+});

@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { locateSource } from '../../src/report/source.js';
+import { dependencyLinesIn, locateSource } from '../../src/report/source.js';
 
 let tmp: string;
 beforeAll(() => {
@@ -105,5 +105,13 @@ describe('locateSource with an entry outside the repository', () => {
     const s = locateSource(['node', join(cache, 'server.js')], repo, undefined, ['get_note']);
     expect(s.entry?.file).toBe(join(cache, 'server.js'));
     expect(s.manifest).toBe(join(repo, 'package.json'));
+  });
+});
+
+describe('dependencyLinesIn (where SARIF places a finding an SDK causes)', () => {
+  it('maps each dependency to its declaration line, not a same-named key elsewhere', () => {
+    const text = ['{', '  "name": "x",', '  "scripts": { "fastmcp": "run" },', '  "dependencies": {', '    "fastmcp": "4.3.2",', '    "zod": "^4"', '  },', '  "devDependencies": {', '    "@modelcontextprotocol/sdk": "1.32.2"', '  }', '}'].join('\n');
+    expect({ ...dependencyLinesIn(text) }).toEqual({ fastmcp: 5, zod: 6, '@modelcontextprotocol/sdk': 9 });
+    expect({ ...dependencyLinesIn('not json') }).toEqual({});
   });
 });

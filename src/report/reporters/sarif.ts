@@ -10,7 +10,10 @@
  *   the tool's name appears, else the config file, else the package manifest, as paths relative to
  *   `%SRCROOT%` (the repository root, else the directory sealmark ran in) when they lie inside it;
  *   logical locations name the tool and the schema paths. A result with no file at all keeps only
- *   its logical locations.
+ *   its logical locations. A finding an SDK causes (`sdkCause`, SPEC section 5) is never placed in
+ *   the author's code: it points at the line of the server's package.json that declares the
+ *   dependency bringing the SDK in, and without such a line it has no physical location, only a
+ *   logical one naming the SDK (`npm:@modelcontextprotocol/sdk@1.32.2`, `rmcp@1.1.1`).
  * - The driver's `informationUri` and each rule's `helpUri` point at sealmark's home page.
  * - A finding a `suppress:` entry matched carries `suppressions: [{ kind: 'external', status:
  *   'accepted', justification: <reason> }]`; `run.properties.suppressions` records whether they
@@ -140,7 +143,7 @@ function resultOf(report: Report, c: ReportCheck, f: ReportFinding, ruleIndex: n
 function locationOf(report: Report, f: ReportFinding): Record<string, unknown> {
   const loc: Record<string, unknown> = {};
   const t = report.target;
-  const place = fileOf(t, f.tool);
+  const place = f.sdkCause ? dependencyOf(t, f.sdkCause) : fileOf(t, f.tool);
   if (place) {
     const physical: Record<string, unknown> = { artifactLocation: artifactOf(place.file, t.root ?? t.cwd) };
     physical.region = { startLine: place.line ?? 1 };
@@ -150,9 +153,22 @@ function locationOf(report: Report, f: ReportFinding): Record<string, unknown> {
   // Names a viewer shows: control characters and bidi overrides as escapes.
   if (f.tool !== undefined) logical.push({ name: safeText(f.tool), fullyQualifiedName: `tools/${safeText(f.tool)}`, kind: 'function' });
   for (const p of f.evidence.schemaPaths ?? []) logical.push({ fullyQualifiedName: safeText(p), kind: 'property' });
+  if (f.sdkCause) {
+    const ns = f.sdkCause.dependency !== undefined ? 'npm:' : '';
+    logical.push({ name: safeText(f.sdkCause.sdk), fullyQualifiedName: safeText(`${ns}${f.sdkCause.sdk}@${f.sdkCause.version}`), kind: 'module' });
+  }
   if (logical.length > 0) loc.logicalLocations = logical;
   if (!place && logical.length === 0) loc.message = { text: 'the server as a whole' };
   return loc;
+}
+
+/**
+ * Where a finding an SDK causes points: the line of the manifest (the server's package.json) that
+ * declares `cause.dependency`, or nothing (then only the logical location names the SDK).
+ */
+function dependencyOf(t: Report['target'], cause: NonNullable<ReportFinding['sdkCause']>): { file: string; line?: number } | undefined {
+  const line = cause.dependency !== undefined && t.dependencyLines && Object.hasOwn(t.dependencyLines, cause.dependency) ? t.dependencyLines[cause.dependency] : undefined;
+  return t.manifest !== undefined && Number.isInteger(line) && line! > 0 ? { file: t.manifest, line: line! } : undefined;
 }
 
 /**
