@@ -60,7 +60,7 @@ describe('audit({ config })', () => {
   });
 
   it('refuses ignoreSuppressions, naming the key and the option that does it (suppress: false)', () => {
-    const err = configError(() => resolveLibraryConfig({ config: { ...defaultConfig(), ignoreSuppressions: true }, cwd: tmp }));
+    const err = configError(() => resolveLibraryConfig({ config: { ...defaultConfig(), ignoreSuppressions: true } as never, cwd: tmp }));
     expect(err.key).toBe('ignoreSuppressions');
     expect(err.message).toBe("config: ignoreSuppressions: not a config key: to apply no suppress: entries, pass the audit option suppress: false (the CLI's --no-suppress)");
     // Any other unknown key is refused as a file's is.
