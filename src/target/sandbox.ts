@@ -6,7 +6,8 @@
  * effect log, read back between calls so each entry is attributed to the call in flight.
  */
 import { spawnSync } from 'node:child_process';
-import { accessSync, chmodSync, constants, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { accessSync, chmodSync, constants, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -76,8 +77,13 @@ export function networkNamespaceAvailable(): { ok: boolean; why: string } {
   return (namespaceCheck = { ok: true, why: '' });
 }
 
-/** A file's identity in a snapshot: size and mtime (ms). */
+/**
+ * A file's identity in a snapshot: size and a hash of its content (files up to
+ * {@link HASHED_MAX_BYTES}), else size and mtime (ms). A rewrite with the very same bytes (a store
+ * that saves on every call, as server-memory does) is no change.
+ */
 type Snapshot = Map<string, string>;
+const HASHED_MAX_BYTES = 1024 * 1024;
 
 export class Sandbox {
   readonly home: string;
@@ -245,7 +251,25 @@ export class Sandbox {
     return buf.toString('utf8').split('\n').filter((l) => l !== '');
   }
 
-  /** Files under the scratch HOME and working directory, as `~/path` and `./path`, with size and mtime. */
+  /** Content hashes by path, reused while size and mtime stay the same. */
+  private hashes = new Map<string, { stamp: string; id: string }>();
+
+  private identity(full: string, size: number, mtimeMs: number): string {
+    const stamp = `${size}:${mtimeMs}`;
+    if (size > HASHED_MAX_BYTES) return stamp;
+    const seen = this.hashes.get(full);
+    if (seen?.stamp === stamp) return seen.id;
+    let id = stamp;
+    try {
+      id = `${size}:${createHash('sha256').update(readFileSync(full)).digest('hex')}`;
+    } catch {
+      /* unreadable: size and mtime */
+    }
+    this.hashes.set(full, { stamp, id });
+    return id;
+  }
+
+  /** Files under the scratch HOME and working directory, as `~/path` and `./path`, with their identity (see {@link Snapshot}). */
   private snapshot(): Snapshot {
     const out: Snapshot = new Map();
     const walk = (dir: string, shown: string) => {
@@ -263,7 +287,7 @@ export class Sandbox {
         try {
           const st = statSync(full);
           if (st.isDirectory()) walk(full, `${shown}/${name}`);
-          else out.set(`${shown}/${name}`, `${st.size}:${st.mtimeMs}`);
+          else out.set(`${shown}/${name}`, this.identity(full, st.size, st.mtimeMs));
         } catch {
           /* gone meanwhile */
         }
