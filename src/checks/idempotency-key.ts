@@ -111,7 +111,10 @@ export const check: Check = {
         out.push(finding(meta, 'key-honoured', 'info', { tool: r.tool, key }, { calls: [...r.seqs] }, { tool: r.tool }));
       }
     }
-    return { id: meta.id, verdict: verdictOf(out), findings: out, notes };
+    // One cause, one finding: a double effect already says the tool offers no key.
+    const doubled = new Set(out.filter((f) => f.messageId === 'double-effect').map((f) => f.tool));
+    const findings = out.filter((f) => !(f.messageId === 'no-key' && doubled.has(f.tool)));
+    return { id: meta.id, verdict: verdictOf(findings), findings, notes };
   },
 };
 

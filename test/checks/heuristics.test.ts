@@ -78,11 +78,13 @@ describe('heuristics/vendor_prefixed.mjs (firecrawl-mcp shape)', () => {
 });
 
 describe('heuristics/dedupe_store.mjs (server-memory shape)', () => {
-  it('with probes: entries, a repeat of create_entities makes one effect: `one-effect` (info) and no `no-key`; append_log still fails double-effect', () => {
+  it('with probes: entries, a repeat of create_entities makes one effect (the graph is rewritten with the same bytes): `one-effect` (info) and no `no-key`; append_log fails double-effect only', () => {
     const r = runs.dedupe!;
     expect(checkOf(r, 'idempotency-key').verdict).toBe('fail');
-    expect(graded(r, 'idempotency-key')).toEqual(['double-effect', 'no-key']);
-    expect(findingsOf(r, 'idempotency-key', 'no-key').map((f) => f.tool)).toEqual(['append_log']);
+    // append_log: one cause (no key, no de-duplication), one finding: the double effect, not also no-key.
+    expect(graded(r, 'idempotency-key')).toEqual(['double-effect']);
+    expect(findingsOf(r, 'idempotency-key', 'double-effect').map((f) => f.tool)).toEqual(['append_log']);
+    expect(findingsOf(r, 'idempotency-key', 'no-key')).toEqual([]);
     const [one] = findingsOf(r, 'idempotency-key', 'one-effect');
     expect([one!.tool, one!.level, one!.data.times]).toEqual(['create_entities', 'info', 3]);
     const calls = one!.evidence.calls!.map((s) => r.calls.find((c) => c.seq === s)!);
