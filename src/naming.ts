@@ -11,7 +11,7 @@ import type { ListedTool } from './types.js';
  * Read verbs: a tool named with one reads as a query (`get_customer`, `listInvoices`, `search-orders`).
  */
 export const READ_VERBS: readonly string[] = [
-  'get', 'list', 'search', 'find', 'read', 'fetch', 'describe', 'show', 'query', 'lookup', 'view', 'inspect', 'browse', 'count', 'check', 'validate', 'preview', 'explain', 'resolve',
+  'get', 'list', 'search', 'find', 'read', 'fetch', 'retrieve', 'describe', 'show', 'query', 'lookup', 'view', 'inspect', 'browse', 'count', 'check', 'validate', 'preview', 'explain', 'resolve',
   // Pure functions of their input: they compute an answer and change nothing (SPEC section 5, the
   // query sense: `decode_token`, `jwt_decode`, `calculate_distance`).
   'decode', 'parse', 'verify', 'calculate', 'compute', 'compare', 'diff',
@@ -118,8 +118,10 @@ function lastSegment(name: string): string {
  * of either table, and its `query` is a noun; `add_time` is arithmetic, see
  * {@link ARITHMETIC_OBJECTS}, as is a bare `add` whose `tool` takes numbers only). Only one
  * position is read: `search_feedback` on a noun_verb server carries no verb (its `search` is a noun).
+ * The git sense: `fetch` in a name that says git (`git_fetch`) is a write.
  */
 export function verbOf(name: string, tool?: Pick<ListedTool, 'inputSchema'>, style: NameStyle = VERB_FIRST): NameVerb | undefined {
+  const all = wordsOf(name);
   let words = wordsOf(lastSegment(name));
   if (style.prefix.length > 0 && words.length > style.prefix.length && style.prefix.every((p, i) => words[i] === p)) words = words.slice(style.prefix.length);
   const w = style.verbAt === 'end' ? words.at(-1) : words[0];
@@ -128,6 +130,8 @@ export function verbOf(name: string, tool?: Pick<ListedTool, 'inputSchema'>, sty
   if (w === 'add' && words[0] === 'add' && words[1] !== undefined && ARITHMETIC_OBJECTS.includes(words[1])) return undefined;
   // `add(a, b)` with numbers only: the schema says arithmetic.
   if (w === 'add' && words.length === 1 && tool && numbersOnly(tool.inputSchema)) return undefined;
+  // `git_fetch`: git's fetch updates remote-tracking refs and objects, a write (the git sense).
+  if (w === 'fetch' && all.includes('git')) return { verb: w, kind: 'write', destroys: false };
   if (READ_VERBS.includes(w)) return { verb: w, kind: 'read', destroys: false };
   if (WRITE_VERBS.includes(w)) return { verb: w, kind: 'write', destroys: DESTROY_VERBS.includes(w) };
   return undefined;

@@ -126,4 +126,12 @@ describe('nameStyleOf / verbOf', () => {
     expect(refund.map((t) => verbOf(t.name, undefined, style)?.verb)).toEqual([undefined, 'execute']);
     expect(nameStyleOf(names(['create_entities', 'delete_entities', 'read_graph', 'open_nodes']))).toEqual({ prefix: [], verbAt: 'start' });
   });
+
+  it('git-mcp: the `git` prefix is stripped, and git_fetch is a write (git sense), not a query', () => {
+    const git = names(['git_fetch', 'git_commit', 'git_show', 'git_status']);
+    const style = nameStyleOf(git);
+    expect(style).toEqual({ prefix: ['git'], verbAt: 'start' });
+    expect(git.map((t) => verbOf(t.name, undefined, style)?.kind)).toEqual(['write', 'write', 'read', undefined]);
+    expect(verbOf('fetch_url')?.kind).toBe('read');
+  });
 });
