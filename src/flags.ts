@@ -62,22 +62,34 @@ const SHAPING_VERBS = new Set(['remove', 'delete']);
  * How a boolean that negates something arms (SPEC section 5 armed-flags): `false` for an inverted
  * guard whose rest names an action (`dry_run`, `skip_send`, `no_commit`: false lets it happen),
  * `true` when the rest names a safeguard (`skipTlsVerification`, `no_verify`: true turns the
- * safeguard off); undefined for a name that negates nothing. snake_case, camelCase and kebab-case alike.
+ * safeguard off); undefined for a name that negates nothing or only filters on a state (`noMerged`).
+ * snake_case, camelCase and kebab-case alike.
  */
 export function negatedGuard(name: string): 'inverted' | 'safeguard-off' | undefined {
   const w = wordsOf(name);
   if (w.join('') === 'dryrun' || (w[0] === 'dry' && w[1] === 'run')) return 'inverted';
   if (w.length < 2 || !NEGATIONS.has(w[0]!)) return undefined;
-  return w.slice(1).some((x) => SAFEGUARDS.has(x)) ? 'safeguard-off' : 'inverted';
+  const rest = w.slice(1);
+  if (rest.some((x) => SAFEGUARDS.has(x))) return 'safeguard-off';
+  // `noMerged`, `no_archived`: a filter on a state (branches not merged), not a guard on an action.
+  if (rest.every((x) => /ed$/.test(x))) return undefined;
+  return 'inverted';
 }
 
 /** Approval booleans a filler sets to true (SPEC section 5). */
 const APPROVALS = new Set(['approved', 'approved_by_user', 'approvedbyuser', 'confirm', 'confirmed', 'user_confirmed', 'userconfirmed']);
 
 
-/** The side-effect verb a name carries, if any; undefined for a verb that only shapes the reply (`removeBase64Images`). */
+/** Leading words of a count (`maxCommits`, `num_posts`): what follows is counted, not done. */
+const COUNTS = new Set(['max', 'min', 'num', 'limit', 'count', 'total']);
+
+/**
+ * The side-effect verb a name carries, if any; undefined for a verb that only shapes the reply
+ * (`removeBase64Images`) and for a count of things (`maxCommits`).
+ */
 export function sideEffectVerb(name: string): string | undefined {
   const words = wordsOf(name);
+  if (words.length > 1 && COUNTS.has(words[0]!)) return undefined;
   for (const [i, w] of words.entries()) {
     const v = VERB_OF.get(w);
     if (!v) continue;

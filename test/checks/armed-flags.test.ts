@@ -235,6 +235,12 @@ describe('flaggedProperties', () => {
     expect(f('disableSandbox').reasons).toEqual([{ kind: 'safeguard-off' }]);
   });
 
+  it('reads git-mcp\'s noMerged as a state filter and maxCommits as a count: neither is flagged; noCommit stays an inverted guard', () => {
+    expect(flaggedProperties(tool('git_branch', { noMerged: { type: 'boolean' }, maxCommits: { type: 'integer' } }))).toEqual([]);
+    expect(sideEffectVerb('maxCommits')).toBeUndefined();
+    expect(byProp(tool('t', { noCommit: { type: 'boolean', default: false } }))('noCommit').armedByDefault).toBe(true);
+  });
+
   it('does not read an enum of states (past participles) as side-effect values: pageStatus ["same","changed","new","removed"]', () => {
     expect(flaggedProperties(tool('t', { pageStatus: { type: 'string', enum: ['same', 'changed', 'new', 'removed'] } }))).toEqual([]);
     expect(flaggedProperties(tool('t', { state: { type: 'string', enum: ['open', 'closed', 'all'] } }))).toEqual([]);
