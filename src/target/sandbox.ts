@@ -251,15 +251,18 @@ export class Sandbox {
     return buf.toString('utf8').split('\n').filter((l) => l !== '');
   }
 
-  /** Content hashes by path, reused while size and mtime stay the same. */
+  /**
+   * Content hashes by path, reused while size, mtime and ctime stay the same (ctime too: a writer
+   * that sets mtime back with utimes still moves ctime, so its same-size rewrite is hashed again).
+   */
   private hashes = new Map<string, { stamp: string; id: string }>();
 
-  private identity(full: string, size: number, mtimeMs: number): string {
-    const stamp = `${size}:${mtimeMs}`;
-    if (size > HASHED_MAX_BYTES) return stamp;
+  private identity(full: string, size: number, mtimeMs: number, ctimeMs: number): string {
+    if (size > HASHED_MAX_BYTES) return `${size}:${mtimeMs}`;
+    const stamp = `${size}:${mtimeMs}:${ctimeMs}`;
     const seen = this.hashes.get(full);
     if (seen?.stamp === stamp) return seen.id;
-    let id = stamp;
+    let id = `${size}:${mtimeMs}`;
     try {
       id = `${size}:${createHash('sha256').update(readFileSync(full)).digest('hex')}`;
     } catch {
@@ -287,7 +290,7 @@ export class Sandbox {
         try {
           const st = statSync(full);
           if (st.isDirectory()) walk(full, `${shown}/${name}`);
-          else out.set(`${shown}/${name}`, this.identity(full, st.size, st.mtimeMs));
+          else out.set(`${shown}/${name}`, this.identity(full, st.size, st.mtimeMs, st.ctimeMs));
         } catch {
           /* gone meanwhile */
         }
