@@ -5,7 +5,7 @@
  */
 import type { Check, CheckMeta } from './check.js';
 import { finding, group, verdictOf } from './finding.js';
-import { hintsOf, verbOf } from '../naming.js';
+import { hintsOf, nameStyleOf, verbOf } from '../naming.js';
 import type { Finding, ListedTool } from '../types.js';
 
 export const meta: CheckMeta = {
@@ -27,16 +27,16 @@ export const meta: CheckMeta = {
   ],
   verdicts: [
     { verdict: 'fail', when: 'a tool states readOnlyHint and destructiveHint both true, a read-only tool changed a file or ran a shimmed command, or a tool stating openWorldHint: false tried the network' },
-    { verdict: 'partial', when: 'a tool does not state readOnlyHint, a tool that is not read-only leaves destructiveHint or idempotentHint unstated, or every tool carries the same annotations though their names read and write' },
+    { verdict: 'partial', when: 'a tool does not state readOnlyHint, or a tool that is not read-only leaves destructiveHint or idempotentHint unstated (the same annotations pasted on tools whose names read and write are only noted: tool-naming scores each name that contradicts them)' },
     { verdict: 'pass', when: 'every tool states its hints, they agree, and no call contradicted them' },
     { verdict: 'n/a', when: 'the server negotiated MCP 2024-11-05, which has no tool annotations, and states none (where it states some anyway, a missing hint is only noted)' },
   ],
   messages: {
     'no-read-only-hint': '{tool}: readOnlyHint is not stated, so clients must assume the tool writes (MCP default false)',
     'hint-not-boolean': '{tool}: {hint} is {value}, not a Boolean: clients ignore it (or, reading "false" as truthy, trust it wrongly)',
-    'missing-write-hints': '{tool}: not read-only, but {missing} not stated (defaults: destructiveHint true, idempotentHint false)',
+    'missing-write-hints': '{tool}: not read-only, but {missing} not stated ({defaults})',
     contradiction: '{tool}: states readOnlyHint true and destructiveHint true: a tool cannot both only read and destroy',
-    blanket: 'all {count} tools carry the same annotations {annotations}, though their names read ({reads}) and write ({writes})',
+    blanket: 'all {count} tools carry the same annotations {annotations}, though their names read ({reads}) and write ({writes}); tool-naming scores each name that contradicts them',
     'read-only-effect': '{tool}: states readOnlyHint true, but the sandbox saw it act: {effect}',
     'closed-world-network': '{tool}: states openWorldHint false, but tried the network: {effect}',
   },
@@ -46,7 +46,7 @@ export const meta: CheckMeta = {
     how: [
       'Each tool must state readOnlyHint; a tool that is not read-only must state destructiveHint and idempotentHint (MCP 2025-11-25 defaults when absent: readOnlyHint false, destructiveHint true, idempotentHint false, openWorldHint true). A missing hint is a partial finding.',
       'readOnlyHint true together with destructiveHint true is a contradiction (fail).',
-      'When there are three or more tools, all with the same annotations, and the tools\' names include both read verbs and write verbs (src/naming.ts tables, as tool-naming reads them), the annotations were pasted, not stated: partial.',
+      'When there are three or more tools, all with the same annotations, and the tools\' names include both read verbs and write verbs (src/naming.ts tables, as tool-naming reads them), the annotations were likely pasted, not stated: noted for information only, since the name-against-annotation contradiction is tool-naming\'s finding (one cause, one finding).',
       'Behaviour against claim: a file created, changed or removed, or a shimmed command run (open, sendmail, curl …), during any call to a tool that states readOnlyHint true fails the check; a network attempt during a call to a tool that states openWorldHint false fails it too. A network attempt by a read-only tool that does not claim a closed world is not held against readOnlyHint: reading from the network is what open world means, and the sandbox cannot tell a read from a write there. Each finding quotes the effect and points at the call.',
       'Scoring: scored (pass 1, partial 0.5, fail 0).',
     ],
@@ -83,11 +83,12 @@ export const check: Check = {
       if (h.stated.readOnlyHint === true && h.stated.destructiveHint === true) out.push(finding(meta, 'contradiction', 'fail', { tool: t.name }, ev, { tool: t.name }));
       if (h.stated.readOnlyHint === false) {
         const missing = [h.stated.destructiveHint === undefined ? 'destructiveHint' : '', h.stated.idempotentHint === undefined ? 'idempotentHint' : ''].filter(Boolean);
-        if (missing.length > 0) out.push(finding(meta, 'missing-write-hints', absent, { tool: t.name, missing: `${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'}` }, ev, { tool: t.name }));
+        const defaults = missing.map((m) => `${m} ${m === 'destructiveHint' ? 'true' : 'false'}`);
+        if (missing.length > 0) out.push(finding(meta, 'missing-write-hints', absent, { tool: t.name, missing: `${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'}`, defaults: `${defaults.length > 1 ? 'defaults' : 'default'}: ${defaults.join(', ')}` }, ev, { tool: t.name }));
       }
     }
     const blanket = blanketOf(a.tools);
-    if (blanket) out.push(finding(meta, 'blanket', 'partial', blanket, { schemaPaths: a.tools.map((t) => `tools[${t.index}].annotations`) }));
+    if (blanket) out.push(finding(meta, 'blanket', 'info', blanket, { schemaPaths: a.tools.map((t) => `tools[${t.index}].annotations`) }));
     for (const c of a.calls) {
       if (!c.tool || !c.effects?.length) continue;
       const t = a.tools.find((x) => x.name === c.tool);
@@ -116,8 +117,9 @@ function blanketOf(tools: ListedTool[]): Record<string, string | number> | undef
   // Compared with their keys sorted: the same values pasted in another key order are still pasted.
   const texts = tools.map((t) => (t.annotations ? JSON.stringify(Object.fromEntries(Object.entries(t.annotations).sort(([a], [b]) => a.localeCompare(b)))) : 'null'));
   if (texts[0] === 'null' || texts.some((x) => x !== texts[0])) return undefined;
-  const reads = tools.filter((t) => verbOf(t.name, t)?.kind === 'read').map((t) => t.name);
-  const writes = tools.filter((t) => verbOf(t.name, t)?.kind === 'write').map((t) => t.name);
+  const style = nameStyleOf(tools);
+  const reads = tools.filter((t) => verbOf(t.name, t, style)?.kind === 'read').map((t) => t.name);
+  const writes = tools.filter((t) => verbOf(t.name, t, style)?.kind === 'write').map((t) => t.name);
   if (reads.length === 0 || writes.length === 0) return undefined;
   return { count: tools.length, annotations: JSON.stringify(tools[0]!.annotations), reads: reads.join(', '), writes: writes.join(', ') };
 }

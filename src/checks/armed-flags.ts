@@ -21,13 +21,13 @@ export const meta: CheckMeta = {
   config: [],
   probes: [
     { id: 'defaults', core: true, description: 'Any property with a `default`: schema-default populators (Ajv useDefaults, zod .default()) fill it on every call.' },
-    { id: 'side-effect-enum', core: true, description: 'An enum with a value whose words carry a side-effect verb (`send`, `publish` …).' },
-    { id: 'inverted-guard', core: true, description: 'A boolean named like an inverted guard (`dry_run`, `skip_*`, `no_*`, `disable_*`): false arms it.' },
+    { id: 'side-effect-enum', core: true, description: 'An enum with a value that asks for a side effect: a side-effect verb in its base form (`send`, `publish` …). A past participle or state (`removed`, `published`, `open` beside `closed`) is a state filter, not an action.' },
+    { id: 'inverted-guard', core: true, description: 'A boolean named like an inverted guard (`dry_run`, `skip_*`, `no_*`, `disable_*`, any naming style): false arms it when the rest names an action (`skip_send`, `noCommit`); true arms it when the rest names a safeguard (`skipTlsVerification`, `no_verify`, `disable_sandbox`: verification, TLS, checks, confirmation, backups, sandbox, auth …).' },
     { id: 'side-effect-name', core: true, description: 'Any property whose name carries a side-effect verb: send, notify, open, launch, confirm, publish, post, email, charge, pay, purchase, delete, remove, force, commit, deploy, execute, submit (as words of snake_case, camelCase or kebab-case names).' },
     { id: 'approval', core: true, description: 'Approval booleans (`approved`, `approved_by_user`, `confirm`, `user_confirmed`): a filler sets them true.' },
   ],
   verdicts: [
-    { verdict: 'fail', when: 'a side-effect switch whose declared default arms it (an inverted guard defaulting to false, a side-effect or approval boolean defaulting to true, a side-effect enum value as default)' },
+    { verdict: 'fail', when: 'a side-effect switch whose declared default arms it (an inverted guard defaulting to false, a safeguard-off guard, side-effect or approval boolean defaulting to true, a side-effect enum value as default)' },
     { verdict: 'partial', when: 'side-effect switches are declared at all' },
     { verdict: 'pass', when: 'no tool declares a side-effect switch (properties with a plain default are listed, not scored)' },
     { verdict: 'n/a', when: 'no tools were listed' },
@@ -47,7 +47,10 @@ export const meta: CheckMeta = {
       'Scoring: scored (pass 1, partial 0.5, fail 0).',
     ],
     fix: 'Leave side-effect switches out of the inputSchema and honour them in the handler only when a trusted caller passes them (`args.open === true`); make the default call side-effect free; for irreversible actions use a propose/execute pair instead of an approval Boolean.',
-    falsePositives: ['The name match is a heuristic: a harmless `open_count` is flagged.'],
+    falsePositives: [
+      'The name match is a heuristic: a harmless `open_count` is flagged.',
+      'A remove/delete verb acting on the reply\'s form (base64, whitespace, html, markup, formatting) is not a side effect (`removeBase64Images`); one acting on a thing that may be stored is still flagged (`remove_images`, `delete_tags`), even where it only shapes the reply.',
+    ],
     falseNegatives: ['A switch called `x` is missed; nested properties are not walked.'],
     limits: ['Static: a flag tells where to look, only a call tells whether it is armed (filler-call-effects).'],
   },

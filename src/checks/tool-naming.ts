@@ -5,7 +5,7 @@
  */
 import type { Check, CheckMeta } from './check.js';
 import { finding, verdictOf } from './finding.js';
-import { DESTROY_VERBS, READ_VERBS, WRITE_VERBS, hintsOf, verbOf } from '../naming.js';
+import { DESTROY_VERBS, READ_VERBS, WRITE_VERBS, hintsOf, nameStyleOf, verbOf } from '../naming.js';
 import type { Finding } from '../types.js';
 
 export const meta: CheckMeta = {
@@ -20,7 +20,7 @@ export const meta: CheckMeta = {
   severity: 'warning',
   requires: [],
   config: [],
-  probes: [{ id: 'names', core: true, part: true, description: 'The verb each tool name carries (the first word found in the read or write table), against the annotations the tool states.' }],
+  probes: [{ id: 'names', core: true, part: true, description: 'The verb each tool name carries (with the prefix every tool shares stripped, the first word, or the last on a noun_verb server, found in the read or write table), against the annotations the tool states.' }],
   verdicts: [
     { verdict: 'fail', when: 'a name contradicts the annotations and the tool\'s behaviour confirms the name: a write verb or a destroying verb on a tool that states readOnlyHint true or destructiveHint false, and a call to it wrote a file or ran a command in the sandbox' },
     { verdict: 'partial', when: 'a name alone contradicts the stated annotations (a write verb with readOnlyHint true, a query name with readOnlyHint false, a destroying verb with destructiveHint false): a name is a heuristic, and never alone makes a fail (SPEC section 5)' },
@@ -38,7 +38,7 @@ export const meta: CheckMeta = {
     summary:
       'The name is the one part of a tool a model always reads. A name that sounds like a query on a tool that writes, or a read-only claim on a tool called delete, misleads the model and the client about what a call will do.',
     how: [
-      `A name's verb is the first word of its last dotted or slashed segment (snake_case, camelCase and kebab-case alike: \`notes.delete\` reads delete, \`github.create_issue\` reads create), when it is in one of two tables. Read verbs: ${READ_VERBS.join(', ')}. Write verbs: ${WRITE_VERBS.join(', ')}; of these, destroying verbs: ${DESTROY_VERBS.join(', ')}.`,
+      `A name's verb is the first word of its last dotted or slashed segment (snake_case, camelCase and kebab-case alike: \`notes.delete\` reads delete, \`github.create_issue\` reads create), when it is in one of two tables. A prefix every tool shares (a vendor or server name: \`firecrawl_\`, \`vaulttools_\`) is stripped first; when more of the server's names end with a table verb than start with one (noun_verb style: \`monitor_create\`, \`pdf_metadata_write\`), the last word is read instead of the first. Read verbs: ${READ_VERBS.join(', ')}. Write verbs: ${WRITE_VERBS.join(', ')}; of these, destroying verbs: ${DESTROY_VERBS.join(', ')}.`,
       'Only stated annotations are compared (a missing hint is the annotations check\'s finding): a write verb with readOnlyHint true, a read verb with readOnlyHint false, and a destroying verb with destructiveHint false are each partial: the name alone is a heuristic.',
       'A contradiction is a fail only when behaviour confirms the name: a write or destroying verb on a tool that states readOnlyHint true or destructiveHint false, where one of sealmark\'s calls to it (in the sandbox) wrote a file or ran a command.',
       'The verb tables know the senses that are not writes: `add_time` and `add(a, b)` over numbers are arithmetic, `decode_token` and `jwt_decode` compute an answer from their input.',
@@ -57,8 +57,9 @@ export const check: Check = {
   judge(a) {
     const out: Finding[] = [];
     let withVerb = 0;
+    const style = nameStyleOf(a.tools);
     for (const t of a.tools) {
-      const v = verbOf(t.name, t);
+      const v = verbOf(t.name, t, style);
       if (!v) {
         out.push(finding(meta, 'no-verb', 'info', { tool: t.name }, {}, { tool: t.name }));
         continue;

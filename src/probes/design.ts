@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { ResolvedConfig } from '../config/schema.js';
-import { hintsOf, KEY_NAMES, nameIs, PROPOSAL_NAMES, verbOf } from '../naming.js';
+import { hintsOf, KEY_NAMES, nameIs, nameStyleOf, PROPOSAL_NAMES, verbOf, type NameStyle } from '../naming.js';
 import { propertiesOf, requiredOf } from '../schema.js';
 import type { Sandbox } from '../target/sandbox.js';
 import type { ListedTool } from '../types.js';
@@ -22,11 +22,14 @@ export const REPEAT_KEY = `repeat-${randomBytes(8).toString('hex')}`;
 export const MADE_UP_PROPOSAL = `proposal-${randomBytes(8).toString('hex')}`;
 export const MADE_UP_NUMBER = 900_000_000 + randomBytes(3).readUIntBE(0, 3);
 
-/** A tool that writes and is not idempotent: its hints (MCP defaults applied) or its name say so. */
-export function writesNonIdempotently(tool: ListedTool): boolean {
+/**
+ * A tool that writes and is not idempotent: its hints (MCP defaults applied) or its name say so;
+ * `style` is the server's naming style ({@link nameStyleOf}: a shared vendor prefix, verb first or last).
+ */
+export function writesNonIdempotently(tool: ListedTool, style?: NameStyle): boolean {
   const h = hintsOf(tool);
   if (h.readOnly || h.idempotent) return false;
-  return h.stated.readOnlyHint === false || verbOf(tool.name, tool)?.kind === 'write';
+  return h.stated.readOnlyHint === false || verbOf(tool.name, tool, style)?.kind === 'write';
 }
 
 /** The tool's idempotency key property, if it offers one. */
@@ -70,6 +73,7 @@ export async function gatherDesign(rec: Recorder, tools: ListedTool[], config: R
   const eligible = tools.filter((t) => !skip.has(t.name) && !uncallable(t));
   const chosen = eligible.slice(0, maxTools(config));
   run.beyondMaxTools = eligible.slice(chosen.length).map((t) => t.name);
+  const style = nameStyleOf(tools);
   for (const tool of chosen) {
     if (!(await rec.revive())) break;
     const declared = propertiesOf(tool.inputSchema).map((p) => p.name);
@@ -86,7 +90,7 @@ export async function gatherDesign(rec: Recorder, tools: ListedTool[], config: R
       const c = await watched(sandbox, () => rec.toolCall('made-up-proposal', tool.name, args, hangMs, declared, { target: proposal }), { always: true });
       run.madeUp.push({ tool: tool.name, property: proposal, seq: c.seq });
     }
-    if (!writesNonIdempotently(tool)) continue;
+    if (!writesNonIdempotently(tool, style)) continue;
     const entry = config.probes.find((p) => p.tool === tool.name && p.expect === 'ok');
     if (!entry) {
       run.notRepeated.push(tool.name);

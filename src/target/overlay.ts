@@ -181,8 +181,12 @@ interface UpperEntry {
 /** A snapshot of the upper folders: real path (as the server sees it) → entry. */
 export type UpperSnapshot = Map<string, UpperEntry>;
 
-/** Reads every upper folder of `layers` (only what the server wrote since the start is there). */
-export function snapshotUppers(layers: OverlayLayer[]): UpperSnapshot {
+/**
+ * Reads every upper folder of `layers` (only what the server wrote since the start is there).
+ * `identify` gives a file's identity (the sandbox hashes content, so a rewrite of the same bytes is
+ * no change); by default size, times and inode.
+ */
+export function snapshotUppers(layers: OverlayLayer[], identify?: (full: string, st: Stats) => string): UpperSnapshot {
   const out: UpperSnapshot = new Map();
   const walk = (dir: string, real: string) => {
     let names: string[];
@@ -198,7 +202,7 @@ export function snapshotUppers(layers: OverlayLayer[]): UpperSnapshot {
       try {
         const st = lstatSync(full);
         const kind: UpperEntry['kind'] = st.isCharacterDevice() && st.rdev === 0 ? 'whiteout' : st.isDirectory() ? 'dir' : st.isSymbolicLink() ? 'link' : st.isFile() ? 'file' : 'other';
-        out.set(shown, { kind, size: st.size, id: `${st.size}:${st.mtimeMs}:${st.ctimeMs}:${st.ino}` });
+        out.set(shown, { kind, size: st.size, id: kind === 'file' && identify ? identify(full, st) : `${st.size}:${st.mtimeMs}:${st.ctimeMs}:${st.ino}` });
         if (kind === 'dir') walk(full, shown);
       } catch {
         /* gone meanwhile */
@@ -242,6 +246,8 @@ export function changesBetween(layers: OverlayLayer[], before: UpperSnapshot, af
       const prior = was && was.kind === 'file' ? { size: was.size, from: 'upper' as const } : real && real.isFile() && was?.kind !== 'whiteout' ? { size: real.size, from: 'lower' as const } : undefined;
       const upper = upperOf(path)!;
       if (!prior) out.push({ action: 'created', path, summary: sizeWord(e.size, false) });
+      // A rewrite of the real file with the very same bytes (a store that saves on every call) is no change.
+      else if (prior.from === 'lower' && prior.size === e.size && sameBytes(path, upper)) continue;
       else out.push({ action: 'changed', path, summary: `${prior.size} → ${e.size} bytes${prior.from === 'lower' ? firstChange(path, upper) : ''}` });
     } else if (e.kind === 'link') {
       if (was) continue;

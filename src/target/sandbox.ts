@@ -6,6 +6,7 @@
  * effect log, read back between calls so each entry is attributed to the call in flight.
  */
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { accessSync, chmodSync, constants, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
@@ -88,8 +89,13 @@ export function networkNamespaceAvailable(): { ok: boolean; why: string } {
   return (namespaceCheck = { ok: true, why: '' });
 }
 
-/** A file's identity in a snapshot: size and mtime (ms). */
+/**
+ * A file's identity in a snapshot: size and a hash of its content (files up to
+ * {@link HASHED_MAX_BYTES}), else size and mtime (ms). A rewrite with the very same bytes (a store
+ * that saves on every call, as server-memory does) is no change.
+ */
 type Snapshot = Map<string, string>;
+const HASHED_MAX_BYTES = 1024 * 1024;
 
 /**
  * A point in the effect log ({@link Sandbox.mark}): the log's size and mtime, and the files as
@@ -264,7 +270,7 @@ export class Sandbox {
 
   /** Marks the start of a call: effects read by {@link Sandbox.effectsSince} come after this point. */
   mark(): EffectMark {
-    return { offset: this.logSize(), logMtimeMs: this.logMtime(), files: this.layers ? new Map() : this.snapshot(), ...(this.layers ? { uppers: snapshotUppers(this.layers) } : {}) };
+    return { offset: this.logSize(), logMtimeMs: this.logMtime(), files: this.layers ? new Map() : this.snapshot(), ...(this.layers ? { uppers: snapshotUppers(this.layers, this.identityOf) } : {}) };
   }
 
   /** A mark before anything happened (every effect of the run so far comes after it). */
@@ -317,7 +323,7 @@ export class Sandbox {
     const ignored = [this.tmp, join(this.home, '.npm'), join(this.home, '.cache'), this.npmCache].map((p) => p + '/');
     const shown = (p: string) => (p.startsWith(this.home + '/') ? `~/${p.slice(this.home.length + 1)}` : p.startsWith(this.cwd + '/') ? `./${p.slice(this.cwd.length + 1)}` : p);
     const out: Effect[] = [];
-    for (const c of changesBetween(layers, before, snapshotUppers(layers))) {
+    for (const c of changesBetween(layers, before, snapshotUppers(layers, this.identityOf))) {
       if (ignored.some((i) => c.path.startsWith(i) || (c.to ?? '').startsWith(i))) continue;
       const detail = c.action === 'renamed' ? `renamed ${shown(c.path)} → ${shown(c.to!)}` : `${c.action} ${shown(c.path)}`;
       out.push({ kind: 'file', detail, summary: c.summary });
@@ -352,7 +358,31 @@ export class Sandbox {
     return buf.toString('utf8').split('\n').filter((l) => l !== '');
   }
 
-  /** Files under the scratch HOME and working directory, as `~/path` and `./path`, with size and mtime. */
+  /**
+   * Content hashes by path, reused while size, mtime and ctime stay the same (ctime too: a writer
+   * that sets mtime back with utimes still moves ctime, so its same-size rewrite is hashed again).
+   */
+  private hashes = new Map<string, { stamp: string; id: string }>();
+
+  /** {@link Sandbox.identity} as a function of a path and its stat, for the overlay's snapshots. */
+  private readonly identityOf = (full: string, st: { size: number; mtimeMs: number; ctimeMs: number }): string => this.identity(full, st.size, st.mtimeMs, st.ctimeMs);
+
+  private identity(full: string, size: number, mtimeMs: number, ctimeMs: number): string {
+    if (size > HASHED_MAX_BYTES) return `${size}:${mtimeMs}`;
+    const stamp = `${size}:${mtimeMs}:${ctimeMs}`;
+    const seen = this.hashes.get(full);
+    if (seen?.stamp === stamp) return seen.id;
+    let id = `${size}:${mtimeMs}`;
+    try {
+      id = `${size}:${createHash('sha256').update(readFileSync(full)).digest('hex')}`;
+    } catch {
+      /* unreadable: size and mtime */
+    }
+    this.hashes.set(full, { stamp, id });
+    return id;
+  }
+
+  /** Files under the scratch HOME and working directory, as `~/path` and `./path`, with their identity (see {@link Snapshot}). */
   private snapshot(): Snapshot {
     const out: Snapshot = new Map();
     const walk = (dir: string, shown: string) => {
@@ -370,7 +400,7 @@ export class Sandbox {
         try {
           const st = statSync(full);
           if (st.isDirectory()) walk(full, `${shown}/${name}`);
-          else out.set(`${shown}/${name}`, `${st.size}:${st.mtimeMs}`);
+          else out.set(`${shown}/${name}`, this.identity(full, st.size, st.mtimeMs, st.ctimeMs));
         } catch {
           /* gone meanwhile */
         }

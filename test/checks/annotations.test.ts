@@ -86,11 +86,12 @@ describe('a closed-world tool that fetches', () => {
 });
 
 describe('blanket annotations', () => {
-  it('is partial `blanket` naming the reads and writes, and fails on send_invite running `mail`', () => {
+  it('notes `blanket` (info: tool-naming scores the names) naming the reads and writes, and fails on send_invite running `mail`', () => {
     const r = runs.blanket!;
     expect(checkOf(r, ID).verdict).toBe('fail');
-    expect(graded(r, ID)).toEqual(['blanket', 'read-only-effect']);
+    expect(graded(r, ID)).toEqual(['read-only-effect']);
     const [b] = findingsOf(r, ID, 'blanket');
+    expect(b!.level).toBe('info');
     expect(b!.data).toEqual({
       count: 5,
       annotations: '{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}',
@@ -150,17 +151,22 @@ describe('design/old-protocol.mjs (MCP 2024-11-05 only)', () => {
     expect(c.findings).toEqual([]);
     // idempotency-key: the absent idempotentHint of a 2024-11-05 server is noted, not graded.
     const keys = findingsOf(r, 'idempotency-key', 'no-key');
-    expect(keys.map((f) => [f.tool, f.level])).toEqual([['save_note', 'info'], ['add_tag', 'info'], ['set_title', 'info']]);
+    // set_title: `set` is idempotent by nature, no key asked for.
+    expect(keys.map((f) => [f.tool, f.level])).toEqual([['save_note', 'info'], ['add_tag', 'info']]);
     expect(keys[0]!.data.hint).toBe('absent: MCP 2024-11-05 has no annotations');
-    // The text report shows the three identical findings as one line (SPEC section 8).
+    // Two identical findings stay two lines; a third like them makes one grouped line (SPEC section 8).
     const text = renderText(r, { color: false, verbose: true });
-    expect(text).toContain('      info no-key: 3 tools: save_note, add_tag, set_title\n');
-    expect(text.match(/no-key/g)).toHaveLength(1);
+    expect(text.match(/info no-key: (save_note|add_tag): /g)).toHaveLength(2);
+    const three = structuredClone(r);
+    const ik3 = three.checks.find((x) => x.id === 'idempotency-key')!;
+    const like = structuredClone(ik3.findings.find((f) => f.messageId === 'no-key' && f.tool === 'add_tag')!);
+    ik3.findings.push({ ...like, tool: 'tag_more', data: { ...like.data, tool: 'tag_more' }, message: like.message.replace('add_tag', 'tag_more') });
+    const grouped = renderText(three, { color: false, verbose: true });
+    expect(grouped).toContain('      info no-key: 3 tools: save_note, add_tag, tag_more\n');
+    expect(grouped.match(/no-key/g)).toHaveLength(1);
     // Findings that differ in more than their tool are not grouped.
-    const edited = structuredClone(r);
-    const ik = edited.checks.find((x) => x.id === 'idempotency-key')!;
-    ik.findings.find((f) => f.messageId === 'no-key' && f.tool === 'add_tag')!.data.hint = 'something else';
-    const apart = renderText(edited, { color: false, verbose: true });
+    ik3.findings.find((f) => f.messageId === 'no-key' && f.tool === 'add_tag')!.data.hint = 'something else';
+    const apart = renderText(three, { color: false, verbose: true });
     expect(apart).not.toContain('no-key: 3 tools:');
     expect(apart.match(/no-key/g)).toHaveLength(3);
   }, 60_000);

@@ -210,11 +210,50 @@ describe('flaggedProperties', () => {
     expect(f.isSwitch).toBe(true);
   });
 
-  it('reads skipConfirm and no_verify as inverted guards (not as a confirm verb)', () => {
-    const f = byProp(tool('t', { skipConfirm: { type: 'boolean' }, no_verify: { type: 'boolean' } }));
-    expect(f('skipConfirm').reasons).toEqual([{ kind: 'inverted' }]);
-    expect(f('no_verify').reasons).toEqual([{ kind: 'inverted' }]);
-    expect(f('no_verify').isSwitch).toBe(true);
+  it('reads skipConfirm and no_verify as turning a safeguard off (true arms them), not as a confirm verb', () => {
+    const f = byProp(tool('t', { skipConfirm: { type: 'boolean' }, no_verify: { type: 'boolean', default: true } }));
+    expect(f('skipConfirm').reasons).toEqual([{ kind: 'safeguard-off' }]);
+    expect(f('skipConfirm').isSwitch).toBe(true);
+    expect(f('skipConfirm').armedByDefault).toBe(false);
+    expect(f('no_verify').reasons).toEqual([{ kind: 'default', value: true }, { kind: 'safeguard-off' }]);
+    expect(f('no_verify').armedByDefault).toBe(true);
+  });
+
+  it('reads skip_send and noCommit as inverted guards: the prefix negates an action, so false arms them', () => {
+    const f = byProp(tool('t', { skip_send: { type: 'boolean', default: false }, noCommit: { type: 'boolean' }, disable_notify: { type: 'boolean' } }));
+    expect(f('skip_send').reasons).toEqual([{ kind: 'default', value: false }, { kind: 'inverted' }]);
+    expect(f('skip_send').armedByDefault).toBe(true);
+    expect(f('noCommit').reasons).toEqual([{ kind: 'inverted' }]);
+    expect(f('disable_notify').reasons).toEqual([{ kind: 'inverted' }]);
+  });
+
+  it('reads skipTlsVerification, skip_tls_verification and disableSandbox as turning a safeguard off', () => {
+    const f = byProp(tool('t', { skipTlsVerification: { type: 'boolean', default: false }, skip_tls_verification: { type: 'boolean' }, disableSandbox: { type: 'boolean' } }));
+    expect(f('skipTlsVerification').reasons).toEqual([{ kind: 'default', value: false }, { kind: 'safeguard-off' }]);
+    expect(f('skipTlsVerification').armedByDefault).toBe(false);
+    expect(f('skip_tls_verification').reasons).toEqual([{ kind: 'safeguard-off' }]);
+    expect(f('disableSandbox').reasons).toEqual([{ kind: 'safeguard-off' }]);
+  });
+
+  it('reads git-mcp\'s noMerged as a state filter and maxCommits as a count: neither is flagged; noCommit stays an inverted guard', () => {
+    expect(flaggedProperties(tool('git_branch', { noMerged: { type: 'boolean' }, maxCommits: { type: 'integer' } }))).toEqual([]);
+    expect(sideEffectVerb('maxCommits')).toBeUndefined();
+    expect(byProp(tool('t', { noCommit: { type: 'boolean', default: false } }))('noCommit').armedByDefault).toBe(true);
+  });
+
+  it('does not read an enum of states (past participles) as side-effect values: pageStatus ["same","changed","new","removed"]', () => {
+    expect(flaggedProperties(tool('t', { pageStatus: { type: 'string', enum: ['same', 'changed', 'new', 'removed'] } }))).toEqual([]);
+    expect(flaggedProperties(tool('t', { state: { type: 'string', enum: ['open', 'closed', 'all'] } }))).toEqual([]);
+    expect(flaggedProperties(tool('t', { status: { type: 'string', enum: ['sending', 'published'] } }))).toEqual([]);
+    const f = byProp(tool('t', { action: { type: 'string', enum: ['keep', 'delete', 'deleted'] } }));
+    expect(f('action').reasons).toEqual([{ kind: 'side-effect-enum', values: ['delete'] }]);
+  });
+
+  it('does not read a remove verb acting on the reply\'s form (removeBase64Images, strip whitespace) as a side effect; remove_images stays flagged', () => {
+    expect(sideEffectVerb('removeBase64Images')).toBeUndefined();
+    expect(sideEffectVerb('remove_html')).toBeUndefined();
+    expect(sideEffectVerb('remove_images')).toBe('remove');
+    expect(sideEffectVerb('delete_backup')).toBe('delete');
   });
 
   it('arms an inverted guard whose default is false, not one whose default is true', () => {
@@ -274,7 +313,7 @@ describe('armed-flags judge on hand-made tools', () => {
 // --- unit: fillerArgs --------------------------------------------------------------------------------
 
 describe('fillerArgs', () => {
-  it('sets booleans true and inverted guards false, whatever their defaults', () => {
+  it('sets booleans true and inverted guards false (a safeguard turned off gets true), whatever their defaults', () => {
     expect(
       fillerArgs(
         tool('t', {
@@ -282,9 +321,11 @@ describe('fillerArgs', () => {
           verbose: { type: 'boolean', default: false },
           dry_run: { type: 'boolean', default: true },
           skipConfirm: { type: 'boolean' },
+          skip_send: { type: 'boolean' },
+          skipTlsVerification: { type: 'boolean', default: false },
         }),
       ),
-    ).toEqual({ notify_channel: true, verbose: true, dry_run: false, skipConfirm: false });
+    ).toEqual({ notify_channel: true, verbose: true, dry_run: false, skipConfirm: true, skip_send: false, skipTlsVerification: true });
   });
 
   it('picks the side-effect value of an enum (over its default), applies declared defaults', () => {

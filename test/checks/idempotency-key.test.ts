@@ -28,10 +28,10 @@ beforeAll(async () => {
 const callsOf = (r: Report, probe: string) => r.calls.filter((c) => c.probe === probe);
 
 describe('C10: a mailer that sends twice on a retry, with no key', () => {
-  it('fails with `double-effect`, both calls and both effects as evidence, and `no-key`', () => {
+  it('fails with `double-effect`, both calls and both effects as evidence, and no second `no-key` finding for the same cause', () => {
     const r = runs.twice!;
     expect(checkOf(r, ID).verdict).toBe('fail');
-    expect(graded(r, ID)).toEqual(['double-effect', 'no-key']);
+    expect(graded(r, ID)).toEqual(['double-effect']);
     const [f] = findingsOf(r, ID, 'double-effect');
     expect(f!.message).toBe('send_message: the same call twice made two effects, and the tool offers no key to tell them apart: file: changed ./outbox.log');
     const [first, second] = f!.evidence.calls!.map((s) => r.calls.find((c) => c.seq === s)!);
