@@ -322,11 +322,16 @@ function head(path: string, max = 64 * 1024): Buffer | undefined {
   }
 }
 
+/** Whether two files hold the same bytes (read whole up to 1 MiB; larger files count as different). */
 function sameBytes(a: string, b: string | undefined): boolean {
   if (b === undefined) return false;
-  const x = head(a);
-  const y = head(b);
-  return x !== undefined && y !== undefined && x.equals(y);
+  try {
+    const [x, y] = [lstatSync(a), lstatSync(b)];
+    if (x.size !== y.size || x.size > 1024 * 1024) return false;
+    return readFileSync(a).equals(readFileSync(b));
+  } catch {
+    return false;
+  }
 }
 
 /** `; first change at byte N: "…"` for a text file whose real and written bytes differ; '' otherwise. */
