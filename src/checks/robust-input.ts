@@ -83,7 +83,7 @@ export const meta: CheckMeta = {
       'Every probe\'s arguments are validated with Ajv against the tool\'s own inputSchema (2020-12 unless $schema says otherwise) before they are sent: a value the schema accepts is never sent, so a server is never blamed for accepting valid input.',
       'Each reply gets one class (SPEC section 4): rejected, rejected-unnamed, text-refusal, lenient-downstream, internal-error, accepted, hang, exited or protocol-error; each is also scanned for leaked internals (stack frames, internal paths).',
       'After a tool\'s last probe, and after any protocol error, tools/list is sent to see that the server is still alive. After three hangs probing stops and what was not reached is listed.',
-      'An exit is blamed on a call only when that holds: the candidates are the calls in flight when the server exited and the tools/call requests answered up to 1 s before (a server may reply, then crash in work it scheduled). One candidate is the cause; of several, after the restart each is replayed alone (most recent first, watched 300 ms after its reply) and the one that exits the server again is the cause, its replay and the server\'s stderr in the evidence. When none does (or the confirmation restarts, kept apart from the restarts for the remaining probes, are spent), exited-unattributed names the candidates and blames no tool.',
+      'An exit is blamed on a call only when that holds: the candidates are the calls in flight when the server exited and the tools/call requests answered up to 1 s before (a server may reply, then crash in work it scheduled). One candidate is the cause; of several, after the restart each is replayed alone (most recent first, watched 200 ms after its reply) and the one that exits the server again is the cause, its replay and the server\'s stderr in the evidence. When none does (or the confirmation restarts, kept apart from the restarts for the remaining probes, are spent, or an earlier exit was reproduced by no single call, as with a server that exits on its n-th call whatever it is), exited-unattributed names the candidates and blames no tool.',
       'A tool with no arguments that declares readOnlyHint: true gets one valid `{}` call; it counts for coverage only when it succeeds. Your probes: entries are sent as valid calls and scanned the same way.',
       'Scoring: scored, so pass = 1 point, partial = 0.5, fail = 0; a fail lowers the core pack but never caps the letter.',
     ],
@@ -132,9 +132,12 @@ function unattributed(e: ExitCause, calls: ProbeCall[]): Finding {
       ? `replayed alone after a restart, none of the ${e.candidates.length} candidate calls exited it again`
       : e.by === 'no-candidate'
         ? 'no call was in flight or answered shortly before'
-        : `${e.candidates.length} calls could have caused it, and no restart was left to replay them alone`;
+        : `${e.candidates.length} calls could have caused it, and they were not replayed alone (${e.unconfirmed ?? 'no confirmation restart was left'})`;
   const list = e.candidates.slice(0, 8).map((s) => `${s} (${describeCall(calls, s)})`).join(', ') + (e.candidates.length > 8 ? ', …' : '');
-  return finding(meta, 'exited-unattributed', 'fail', { exit: exitWords(e.exit), why, calls: list || 'none' }, { calls: [...new Set([...e.candidates, e.seenAt, ...e.cleared])], quotes: stderrQuotes(e) });
+  // No evidence calls: a finding pointing at a call gets that call's replay line, and this one
+  // blames none. The calls are named in the message and quotes.
+  const replays = e.cleared.length > 0 ? [`replays that did not exit it: calls ${e.cleared.join(', ')}`] : [];
+  return finding(meta, 'exited-unattributed', 'fail', { exit: exitWords(e.exit), why, calls: list || 'none' }, { quotes: [`seen on call ${e.seenAt} (${describeCall(calls, e.seenAt)})`, ...replays, ...stderrQuotes(e)] });
 }
 
 /** How an `exited` call ended, in words: `exit code 1`, `signal SIGKILL`, `connection lost: …`. */

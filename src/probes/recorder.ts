@@ -37,23 +37,25 @@ export interface Restart {
 /** ms before an exit within which an answered tools/call is a candidate cause (an async crash after replying). */
 export const ATTRIBUTION_WINDOW_MS = 1000;
 /** ms a replayed candidate is watched after its reply for the exit to come again. */
-export const REPLAY_GRACE_MS = 300;
+export const REPLAY_GRACE_MS = 200;
 /**
  * Most restarts spent confirming which call an exit came from, per audit. They are kept apart from
  * {@link MAX_RESTARTS}, which stays for the remaining probes; past it an exit with several
  * candidates is left unattributed.
  */
-export const MAX_CONFIRM_RESTARTS = 6;
-/** Most candidates replayed for one exit. */
-export const MAX_REPLAYS_PER_EXIT = 12;
+export const MAX_CONFIRM_RESTARTS = 24;
+/** Most candidates replayed for one exit (each on a start of its own). */
+export const MAX_REPLAYS_PER_EXIT = 10;
 
 /**
  * What an exit of the server is blamed on (SPEC section 3 step 3). The candidates are the calls in
  * flight when it exited and the tools/call requests answered up to {@link ATTRIBUTION_WINDOW_MS}
  * before (a server may reply, then crash in work it scheduled); the same request twice is one
- * candidate, and sealmark's own liveness requests are candidates only when nothing else is. One candidate is the cause; of several, the one that exits the server again when
- * replayed alone after the restart (most recent first, each watched {@link REPLAY_GRACE_MS} after
- * its reply). When none does, or the confirmation budget is spent, the exit is blamed on no call.
+ * candidate, and sealmark's own liveness requests are candidates only when nothing else is. One
+ * candidate is the cause; of several, the one that exits the server again when replayed alone, as
+ * the first request of a start of its own (most recent first, each watched {@link REPLAY_GRACE_MS}
+ * after its reply). When none does, or the confirmation budget is spent, the exit is blamed on no
+ * call; after an exit no candidate reproduced, later exits are not replayed (blamed on no call).
  */
 export interface ExitCause {
   /** seq of the first call whose reply said the server had exited. */
@@ -66,9 +68,11 @@ export interface ExitCause {
    * `only-candidate`: one call could have caused it; `replayed`: `culprit` exited the server again
    * when replayed alone; `none-reproduced`: no candidate did; `no-candidate`: no call was in flight
    * or answered shortly before; `not-confirmed`: several candidates, and no confirmation restart
-   * was left (or none could be replayed).
+   * was left, none could be replayed, or an earlier exit was reproduced by none of its candidates.
    */
   by: 'only-candidate' | 'replayed' | 'none-reproduced' | 'no-candidate' | 'not-confirmed';
+  /** `not-confirmed`: why the candidates were not replayed alone, in words. */
+  unconfirmed?: string;
   /** seq of the call the exit is blamed on. */
   culprit?: number;
   /** seq of the replay that exited the server again (`by: replayed`). */
@@ -124,10 +128,24 @@ export class Recorder {
     if (!lost && !this.session.exited) return true;
     // The exit is weighed once, even where the server cannot be started again to confirm it.
     const cause = this.causeOfExit();
+    const unconfirmed = (why: string) => {
+      if (cause?.by === 'not-confirmed') cause.unconfirmed ??= why;
+    };
     // Once a start failed, the server is gone for good: no gatherer waits for another one.
-    if (!this.restart || this.restarts.length >= MAX_RESTARTS || this.restarts.some((r) => !r.ok)) return false;
-    if (!(await this.startAgain(false))) return false;
-    if (cause && cause.candidates.length > 1) await this.confirm(cause);
+    if (!this.restart || this.restarts.length >= MAX_RESTARTS || this.restarts.some((r) => !r.ok)) {
+      unconfirmed(this.restarts.length >= MAX_RESTARTS ? 'the restart budget ran out' : 'the server could not be started again');
+      return false;
+    }
+    if (!(await this.startAgain(false))) {
+      unconfirmed('the server could not be started again');
+      return false;
+    }
+    // A server no single call made exit (it exits on its n-th call, whatever it is) is not replayed
+    // again: its later exits stay unattributed, at no cost.
+    const replays = cause && cause.candidates.length > 1 && !this.exits.some((e) => e.by === 'none-reproduced');
+    if (cause && replays) await this.confirm(cause);
+    else unconfirmed('an earlier exit was reproduced by no single call');
+    unconfirmed('no confirmation restart was left');
     return this.restarts.at(-1)?.ok === true && !this.session.exited;
   }
 
@@ -180,6 +198,7 @@ export class Recorder {
       // a liveness ping to the dead process, could not have caused it).
       const inFlight = k === 'exited' && (c === seen || ex.startedAtMs < exitAt);
       const answered = (k === 'response' || k === 'malformed') && ex.method === 'tools/call' && ex.startedAtMs + ex.durationMs >= exitAt - ATTRIBUTION_WINDOW_MS;
+      // (A replay made to weigh an earlier exit is a call the server got like any other.)
       if (!inFlight && !answered) continue;
       const key = requestKey(ex.sent);
       if (keys.has(key)) continue;
@@ -203,17 +222,25 @@ export class Recorder {
   }
 
   /**
-   * Replays the candidates of `cause` alone on the new start, most recent first, until one exits
-   * the server again; the server is then started once more (a confirmation restart). Leaves a
-   * live session, or the failed start in {@link restarts}.
+   * Replays the candidates of `cause` alone, most recent first, each as the first request of its
+   * own start of the server (a server that exits on its third call, whatever it is, is blamed on
+   * none), until one exits the server again; the server is then started once more, as it is when
+   * none did (the remaining probes go to a start the replays did not touch). Every start
+   * after the first counts against {@link MAX_CONFIRM_RESTARTS}. Leaves a live session, or the
+   * failed start in {@link restarts}.
    */
   private async confirm(cause: ExitCause): Promise<void> {
     let replayed = 0;
     for (const seq of cause.candidates) {
-      if (this.confirmRestarts >= MAX_CONFIRM_RESTARTS || replayed >= MAX_REPLAYS_PER_EXIT) return;
       const original = this.calls[seq - 1]!;
       const request = replayRequest(original.exchange.sent);
       if (!request) continue;
+      if (replayed >= MAX_REPLAYS_PER_EXIT) return;
+      // Alone: on a start that has had no other request (the first replay goes to the start made for the remaining probes).
+      if (replayed > 0) {
+        if (this.confirmRestarts >= MAX_CONFIRM_RESTARTS) return;
+        if (!(await this.startAgain(true))) return;
+      }
       replayed++;
       const before = this.session.transport.stderrText.length;
       const ex = await this.session.request(request.method, request.params, 5000, request.options);
@@ -228,12 +255,15 @@ export class Recorder {
         cause.replay = call.seq;
         const again = this.session.transport.stderrText.slice(before).trim();
         if (again) cause.stderrTail = again.slice(-2000);
+        // The server it exited again is started for the remaining probes (one past the cap at most).
         await this.startAgain(true);
         return;
       }
       cause.cleared.push(call.seq);
     }
     if (cause.cleared.length === cause.candidates.length) cause.by = 'none-reproduced';
+    // The remaining probes go to a start that had none of the replays.
+    if (replayed > 0) await this.startAgain(true);
   }
 
   /** Appends a call made outside {@link Recorder.toolCall} (liveness, protocol probes). */
