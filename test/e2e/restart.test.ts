@@ -71,7 +71,12 @@ describe('adversarial/late-exit-once.mjs (exits once, 40 ms after a call; no rep
     expect(f!.level).toBe('fail');
     expect(f!.tool).toBeUndefined();
     expect(f!.message).toMatch(/^the server exited during the audit \(exit code 6\) and no call is blamed: replayed alone after a restart, none of the \d+ candidate calls exited it again; candidates: \d+ \(echo [a-z-]+\)/);
-    expect(f!.evidence.quotes).toEqual(['stderr: late exit once']);
+    expect(f!.evidence.quotes).toContain('stderr: late exit once');
+    expect(f!.evidence.quotes![0]).toMatch(/^seen on call \d+ \(echo [a-z-]+\)$/);
+    expect(f!.evidence.quotes).toContainEqual(expect.stringMatching(/^replays that did not exit it: calls \d+(, \d+)*$/));
+    // It points at no call, so it has no replay line that would blame one.
+    expect(f!.evidence.calls ?? []).toEqual([]);
+    expect(f!.replay).toBeUndefined();
     expect(checkOf(r, 'robust-input').verdict).toBe('fail');
   }, 60_000);
 });
