@@ -266,6 +266,7 @@ async function auditSpec(
       handshakeSecrets,
       remote: session.remote,
       restarts: rec.restarts,
+      exits: rec.exits,
       sdk,
     };
     const needs = new Set(enabled.flatMap((c) => c.meta.requires));

@@ -15,7 +15,7 @@ import type { OversizedRun } from '../probes/oversized.js';
 import type { ConcurrencyRun } from '../probes/concurrency.js';
 import type { DesignRun } from '../probes/design.js';
 import type { StrictRun } from '../probes/strict-arguments.js';
-import type { Restart } from '../probes/recorder.js';
+import type { ExitCause, Restart } from '../probes/recorder.js';
 import type { ServerSdk } from '../target/sdk.js';
 import type { SecretHit } from '../secrets.js';
 
@@ -141,6 +141,8 @@ export interface Artifacts {
   sdk?: ServerSdk[];
   /** Each time the server exited and was started again (SPEC section 3 step 3), in order. */
   restarts?: Restart[];
+  /** Each exit of the server and the call it is blamed on (src/probes/recorder.ts). */
+  exits?: ExitCause[];
   /** Responses (after the handshake) whose id no request was waiting for. */
   strays: unknown[];
   config: ResolvedConfig;

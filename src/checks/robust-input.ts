@@ -5,6 +5,8 @@
 import type { Check, CheckMeta } from './check.js';
 import { coverageIn, finding, group, verdictOf } from './finding.js';
 import type { Finding, ProbeCall } from '../types.js';
+import { MAX_RESTARTS, type ExitCause } from '../probes/recorder.js';
+import type { ExitInfo } from '../target/stdio-transport.js';
 
 /** The schema-invalid probes, whose replies decide the verdict. */
 export const INVALID_PROBES: ReadonlySet<string> = new Set([
@@ -47,13 +49,14 @@ export const meta: CheckMeta = {
     { id: 'robust.internal-error', core: true, part: true, description: 'An unhandled runtime error (TypeError, Cannot read properties, is not a function, KeyError, AttributeError, NoneType …) or a JSON-RPC -32603: an internals leak, not a validation decision.' },
   ],
   verdicts: [
-    { verdict: 'fail', when: 'the server exited or stopped answering, or a call got no reply within the hang limit' },
+    { verdict: 'fail', when: 'the server exited (on a call that is blamed for it, or on none that could be: exited-unattributed) or stopped answering, or a call got no reply within the hang limit' },
     { verdict: 'partial', when: 'a reply leaks a stack trace or internal path, a schema-invalid call succeeded without a refusal, an error shows the argument was used downstream (lenient-downstream), an unhandled runtime error came back (internal-error), or a reply was not valid JSON-RPC' },
     { verdict: 'pass', when: 'every invalid call was rejected and the server stayed responsive' },
     { verdict: 'n/a', when: 'no tool has an argument that can be malformed and no valid call was made' },
   ],
   messages: {
     exited: '{tool}: the server exited on the {probe} call ({exit})',
+    'exited-unattributed': 'the server exited during the audit ({exit}) and no call is blamed: {why}; candidates: {calls}',
     hang: '{tool}: no reply to the {probe} call within {ms} ms',
     'stopped-answering': '{tool}: the server stopped answering tools/list after this tool\'s calls',
     'three-hangs': 'probing stopped after three hangs; not reached: {tools}',
@@ -80,6 +83,7 @@ export const meta: CheckMeta = {
       'Every probe\'s arguments are validated with Ajv against the tool\'s own inputSchema (2020-12 unless $schema says otherwise) before they are sent: a value the schema accepts is never sent, so a server is never blamed for accepting valid input.',
       'Each reply gets one class (SPEC section 4): rejected, rejected-unnamed, text-refusal, lenient-downstream, internal-error, accepted, hang, exited or protocol-error; each is also scanned for leaked internals (stack frames, internal paths).',
       'After a tool\'s last probe, and after any protocol error, tools/list is sent to see that the server is still alive. After three hangs probing stops and what was not reached is listed.',
+      'An exit is blamed on a call only when that holds: the candidates are the calls in flight when the server exited and the tools/call requests answered up to 1 s before (a server may reply, then crash in work it scheduled). One candidate is the cause; of several, after the restart each is replayed alone (most recent first, watched 200 ms after its reply) and the one that exits the server again is the cause, its replay and the server\'s stderr in the evidence. When none does (or the confirmation restarts, kept apart from the restarts for the remaining probes, are spent, or an earlier exit was reproduced by no single call, as with a server that exits on its n-th call whatever it is), exited-unattributed names the candidates and blames no tool.',
       'A tool with no arguments that declares readOnlyHint: true gets one valid `{}` call; it counts for coverage only when it succeeds. Your probes: entries are sent as valid calls and scanned the same way.',
       'Scoring: scored, so pass = 1 point, partial = 0.5, fail = 0; a fail lowers the core pack but never caps the letter.',
     ],
@@ -100,6 +104,41 @@ export const meta: CheckMeta = {
     ],
   },
 };
+
+/** How a server ended, in words (see {@link exitText}). */
+export function exitWords(exit: ExitInfo | null): string {
+  if (!exit) return 'connection closed';
+  if (exit.lost) return `connection lost: ${exit.lost}`;
+  if (exit.code === null && exit.signal === null) return 'connection lost';
+  return exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`;
+}
+
+/** The last lines the server wrote to stderr before the exit, as quotes. */
+export function stderrQuotes(cause: ExitCause | undefined): string[] {
+  const lines = (cause?.stderrTail ?? '').trim().split('\n').filter((l) => l.trim() !== '');
+  return lines.slice(-3).map((l) => `stderr: ${l.slice(0, 200)}`);
+}
+
+/** A call by seq in a few words: `get_thing missing-required`, `liveness`. */
+function describeCall(calls: ProbeCall[], seq: number): string {
+  const c = calls.find((x) => x.seq === seq);
+  return c ? [c.tool, c.probe].filter(Boolean).join(' ') : `call ${seq}`;
+}
+
+/** The server-level finding for an exit no call is blamed on: the candidates and the stderr tail. */
+function unattributed(e: ExitCause, calls: ProbeCall[]): Finding {
+  const why =
+    e.by === 'none-reproduced'
+      ? `replayed alone after a restart, none of the ${e.candidates.length} candidate calls exited it again`
+      : e.by === 'no-candidate'
+        ? 'no call was in flight or answered shortly before'
+        : `${e.candidates.length} calls could have caused it, and they were not replayed alone (${e.unconfirmed ?? 'no confirmation restart was left'})`;
+  const list = e.candidates.slice(0, 8).map((s) => `${s} (${describeCall(calls, s)})`).join(', ') + (e.candidates.length > 8 ? ', …' : '');
+  // No evidence calls: a finding pointing at a call gets that call's replay line, and this one
+  // blames none. The calls are named in the message and quotes.
+  const replays = e.cleared.length > 0 ? [`replays that did not exit it: calls ${e.cleared.join(', ')}`] : [];
+  return finding(meta, 'exited-unattributed', 'fail', { exit: exitWords(e.exit), why, calls: list || 'none' }, { quotes: [`seen on call ${e.seenAt} (${describeCall(calls, e.seenAt)})`, ...replays, ...stderrQuotes(e)] });
+}
 
 /** How an `exited` call ended, in words: `exit code 1`, `signal SIGKILL`, `connection lost: …`. */
 export function exitText(call: ProbeCall): string {
@@ -122,6 +161,18 @@ export const check: Check = {
     const replayOf = (c: ProbeCall) => ({ tool: c.tool, replay: ctx.replay(c.tool!, c.arguments), request: c.exchange.sent });
     const hangMs = (c: ProbeCall) => (c.exchange.reply.kind === 'hang' ? c.exchange.reply.waitedMs : 0);
     const shownReply = new Set<string>();
+    const exits = a.exits ?? [];
+    const robustSeqs = new Set(calls.map((c) => c.seq));
+    // An exit blamed on a call other than the one it was seen on, where either is robust-input's:
+    // the finding names the call that reproduced it, with its replay and the server's stderr.
+    for (const e of exits) {
+      if (e.culprit === undefined || e.culprit === e.seenAt || !(robustSeqs.has(e.seenAt) || robustSeqs.has(e.culprit))) continue;
+      const c = a.calls.find((x) => x.seq === e.culprit);
+      if (!c?.tool) continue;
+      const quotes = [`seen on call ${e.seenAt} (${describeCall(a.calls, e.seenAt)}), which was not the cause`];
+      if (e.replay !== undefined) quotes.push(`replayed alone after a restart (call ${e.replay}), this call exited the server again (${exitWords(e.exit)})`);
+      out.push(finding(meta, 'exited', 'fail', { tool: c.tool, probe: c.probe, exit: exitWords(e.exit) }, { calls: [c.seq, ...(e.replay !== undefined ? [e.replay] : []), e.seenAt], quotes: [...quotes, ...stderrQuotes(e)] }, replayOf(c)));
+    }
     for (const c of calls) {
       const cl = c.classification;
       if (!cl) continue;
@@ -134,9 +185,18 @@ export const check: Check = {
       }
       const valid = VALID_PROBES.has(c.probe);
       switch (cl.class) {
-        case 'exited':
-          out.push(finding(meta, 'exited', 'fail', { ...base, exit: exitText(c) }, ev, replayOf(c)));
+        case 'exited': {
+          const cause = exits.find((e) => e.seenAt === c.seq);
+          // Blamed on another call (a reply, then the exit): reported on that call below.
+          if (cause && cause.culprit !== undefined && cause.culprit !== c.seq) continue;
+          if (cause && cause.culprit === undefined) {
+            out.push(unattributed(cause, a.calls));
+            continue;
+          }
+          const again = cause?.replay !== undefined ? [`replayed alone after a restart (call ${cause.replay}), this call exited the server again`] : [];
+          out.push(finding(meta, 'exited', 'fail', { ...base, exit: exitText(c) }, { calls: [c.seq, ...(cause?.replay !== undefined ? [cause.replay] : [])], quotes: [...again, ...stderrQuotes(cause)] }, replayOf(c)));
           continue;
+        }
         case 'hang':
           out.push(finding(meta, 'hang', 'fail', { ...base, ms: hangMs(c) }, ev, replayOf(c)));
           continue;
@@ -192,11 +252,18 @@ export const check: Check = {
     const own = new Set(run.liveness);
     for (const c of a.calls) {
       if (!own.has(c.seq) || !c.tool) continue;
+      // An exit seen on the liveness call but blamed on a call is that call's exited finding.
+      const blamed = exits.find((e) => e.seenAt === c.seq);
+      if (blamed?.culprit !== undefined && blamed.culprit !== c.seq) continue;
       const k = c.exchange.reply.kind;
       if (k === 'hang' || k === 'exited') out.push(finding(meta, 'stopped-answering', 'fail', { tool: c.tool }, { calls: [c.seq] }));
     }
     if (run.stopped && run.stopped.notReached.length > 0) {
       out.push(finding(meta, run.stopped.reason, 'info', { tools: run.stopped.notReached.join(', ') }));
+    }
+    const restarts = a.restarts ?? [];
+    if (run.stopped?.reason === 'server-gone' && restarts.length >= MAX_RESTARTS && restarts.every((r) => r.ok)) {
+      notes.push(`the restart budget ran out: the server exited ${restarts.length + 1} times, and sealmark starts it again at most ${MAX_RESTARTS} times`);
     }
     if (run.beyondMaxTools.length > 0) {
       out.push(finding(meta, 'beyond-max-tools', 'info', { count: run.beyondMaxTools.length, max: a.config.checks['robust-input']?.max_tools as number ?? 25, tools: run.beyondMaxTools.slice(0, 20).join(', ') + (run.beyondMaxTools.length > 20 ? ', …' : '') }));

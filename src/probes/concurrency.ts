@@ -26,7 +26,7 @@ export interface ConcurrencyRun {
   foreign: unknown[];
   /** How the invalid calls were chosen. */
   source: 'tools' | 'unknown-tool';
-  /** The tools/list after the burst (absent when the server had exited). */
+  /** The tools/list after the burst (answered at once as exited when the server had exited). */
   liveness?: { seq: number; alive: boolean };
 }
 
@@ -66,9 +66,9 @@ export async function gatherConcurrency(rec: Recorder, tools: ListedTool[], conf
     if (typeof id === 'number' && ids.has(id)) run.duplicates.push({ id, message: s.message });
     else run.foreign.push(s.message);
   }
-  if (!rec.session.exited) {
-    const { alive, exchange } = await rec.session.alive(hangMs);
-    run.liveness = { seq: rec.add('liveness', exchange).seq, alive };
-  }
+  // Sent even to a server known gone (answered at once as exited): the recorded exit is what the
+  // recorder weighs the burst's calls against when it starts the server again.
+  const { alive, exchange } = await rec.session.alive(hangMs);
+  run.liveness = { seq: rec.add('liveness', exchange).seq, alive };
   return run;
 }

@@ -5,6 +5,7 @@
 import { classifyReply } from '../classify.js';
 import { scanSecrets, type SecretSet } from '../secrets.js';
 import type { OpenFailure, Session } from '../target/session.js';
+import type { ExitInfo } from '../target/stdio-transport.js';
 import type { Exchange, RequestOptions } from '../target/wire.js';
 import type { Classification, ProbeCall, Reply } from '../types.js';
 
@@ -33,12 +34,65 @@ export interface Restart {
   failure?: string;
 }
 
+/** ms before an exit within which an answered tools/call is a candidate cause (an async crash after replying). */
+export const ATTRIBUTION_WINDOW_MS = 1000;
+/** ms a replayed candidate is watched after its reply for the exit to come again. */
+export const REPLAY_GRACE_MS = 200;
+/**
+ * Most restarts spent confirming which call an exit came from, per audit. They are kept apart from
+ * {@link MAX_RESTARTS}, which stays for the remaining probes; past it an exit with several
+ * candidates is left unattributed.
+ */
+export const MAX_CONFIRM_RESTARTS = 24;
+/** Most candidates replayed for one exit (each on a start of its own). */
+export const MAX_REPLAYS_PER_EXIT = 10;
+
+/**
+ * What an exit of the server is blamed on (SPEC section 3 step 3). The candidates are the calls in
+ * flight when it exited and the tools/call requests answered up to {@link ATTRIBUTION_WINDOW_MS}
+ * before (a server may reply, then crash in work it scheduled); the same request twice is one
+ * candidate, and sealmark's own liveness requests are candidates only when nothing else is. One
+ * candidate is the cause; of several, the one that exits the server again when replayed alone, as
+ * the first request of a start of its own (most recent first, each watched {@link REPLAY_GRACE_MS}
+ * after its reply). When none does, or the confirmation budget is spent, the exit is blamed on no
+ * call; after an exit no candidate reproduced, later exits are not replayed (blamed on no call).
+ */
+export interface ExitCause {
+  /** seq of the first call whose reply said the server had exited. */
+  seenAt: number;
+  /** How the server ended, from that reply. */
+  exit: ExitInfo | null;
+  /** seqs of the candidate calls, most recent first. */
+  candidates: number[];
+  /**
+   * `only-candidate`: one call could have caused it; `replayed`: `culprit` exited the server again
+   * when replayed alone; `none-reproduced`: no candidate did; `no-candidate`: no call was in flight
+   * or answered shortly before; `not-confirmed`: several candidates, and no confirmation restart
+   * was left, none could be replayed, or an earlier exit was reproduced by none of its candidates.
+   */
+  by: 'only-candidate' | 'replayed' | 'none-reproduced' | 'no-candidate' | 'not-confirmed';
+  /** `not-confirmed`: why the candidates were not replayed alone, in words. */
+  unconfirmed?: string;
+  /** seq of the call the exit is blamed on. */
+  culprit?: number;
+  /** seq of the replay that exited the server again (`by: replayed`). */
+  replay?: number;
+  /** seqs of the replays that did not exit it. */
+  cleared: number[];
+  /** The end of what the server wrote to stderr before it exited (and, replayed, before it exited again). */
+  stderrTail: string;
+}
+
 export class Recorder {
   readonly calls: ProbeCall[] = [];
   /** Every session of the audit, the first one first: one more per restart that succeeded. */
   readonly sessions: Session[];
   /** Each restart attempted, in order. */
   readonly restarts: Restart[] = [];
+  /** Each exit of the server seen during the audit, and the call it is blamed on. */
+  readonly exits: ExitCause[] = [];
+  /** Restarts spent on replaying candidates to find an exit's cause (not counted in {@link restarts}). */
+  confirmRestarts = 0;
   /** The session each call (by seq) went to. */
   private readonly startOf = new Map<number, Session>();
   /** The phase last announced, repeated with each call's probe. */
@@ -72,8 +126,34 @@ export class Recorder {
    */
   async revive(lost = this.lastLost()): Promise<boolean> {
     if (!lost && !this.session.exited) return true;
+    // The exit is weighed once, even where the server cannot be started again to confirm it.
+    const cause = this.causeOfExit();
+    const unconfirmed = (why: string) => {
+      if (cause?.by === 'not-confirmed') cause.unconfirmed ??= why;
+    };
     // Once a start failed, the server is gone for good: no gatherer waits for another one.
-    if (!this.restart || this.restarts.length >= MAX_RESTARTS || this.restarts.some((r) => !r.ok)) return false;
+    if (!this.restart || this.restarts.length >= MAX_RESTARTS || this.restarts.some((r) => !r.ok)) {
+      unconfirmed(this.restarts.length >= MAX_RESTARTS ? 'the restart budget ran out' : 'the server could not be started again');
+      return false;
+    }
+    if (!(await this.startAgain(false))) {
+      unconfirmed('the server could not be started again');
+      return false;
+    }
+    // A server no single call made exit (it exits on its n-th call, whatever it is) is not replayed
+    // again: its later exits stay unattributed, at no cost.
+    const replays = cause && cause.candidates.length > 1 && !this.exits.some((e) => e.by === 'none-reproduced');
+    if (cause && replays) await this.confirm(cause);
+    else unconfirmed('an earlier exit was reproduced by no single call');
+    unconfirmed('no confirmation restart was left');
+    return this.restarts.at(-1)?.ok === true && !this.session.exited;
+  }
+
+  /**
+   * Ends the current session and starts the server again; `confirm` counts the start against
+   * {@link MAX_CONFIRM_RESTARTS} instead of {@link MAX_RESTARTS}. Resolves to true when it came back.
+   */
+  private async startAgain(confirm: boolean): Promise<boolean> {
     // A connection lost on a request (a server reached by URL, a stdout closed) may leave a process
     // or a session behind: it is ended before the new start.
     await this.session.close();
@@ -81,17 +161,109 @@ export class Recorder {
     this.onProgress?.({ ...this.current, phase: `${this.current.phase} (restarting the server)`, calls: this.calls.length });
     let next: Session | OpenFailure;
     try {
-      next = await this.restart();
+      next = await this.restart!();
     } catch (err) {
       next = { message: err instanceof Error ? err.message : String(err) } as OpenFailure;
     }
+    if (confirm) this.confirmRestarts++;
     if (!('handshake' in next)) {
+      // A failed start is a failed start, whatever it was for: the server is gone for good.
       this.restarts.push({ afterSeq, ok: false, failure: next.message });
       return false;
     }
     this.sessions.push(next);
-    this.restarts.push({ afterSeq, ok: true });
+    if (!confirm) this.restarts.push({ afterSeq, ok: true });
     return true;
+  }
+
+  /**
+   * The candidates for the exit of the current session ({@link ExitCause}), recorded in
+   * {@link exits}; undefined when no call saw the exit. One candidate is the cause at once.
+   */
+  private causeOfExit(): ExitCause | undefined {
+    const mine = this.calls.filter((c) => this.startOf.get(c.seq) === this.session);
+    const seen = mine.find((c) => c.exchange.reply.kind === 'exited');
+    if (!seen || this.exits.some((e) => e.seenAt === seen.seq)) return undefined;
+    const exit = seen.exchange.reply.kind === 'exited' ? seen.exchange.reply.exit : null;
+    // When the exit was first seen (a process's exit status may come after its stdout closed).
+    const seenEnd = seen.exchange.startedAtMs + seen.exchange.durationMs;
+    const exitAt = Math.min(exit?.atMs ?? seenEnd, seenEnd);
+    const keys = new Set<string>();
+    const candidates: number[] = [];
+    const liveness: number[] = [];
+    for (const c of [...mine].reverse()) {
+      const ex = c.exchange;
+      const k = ex.reply.kind;
+      // In flight: written before the exit was first seen (a request written after that, such as
+      // a liveness ping to the dead process, could not have caused it).
+      const inFlight = k === 'exited' && (c === seen || ex.startedAtMs < exitAt);
+      const answered = (k === 'response' || k === 'malformed') && ex.method === 'tools/call' && ex.startedAtMs + ex.durationMs >= exitAt - ATTRIBUTION_WINDOW_MS;
+      // (A replay made to weigh an earlier exit is a call the server got like any other.)
+      if (!inFlight && !answered) continue;
+      const key = requestKey(ex.sent);
+      if (keys.has(key)) continue;
+      keys.add(key);
+      // sealmark's own liveness request (a ping, a tools/list beside a call) is a candidate only
+      // when nothing else is.
+      (c.probe === 'liveness' ? liveness : candidates).push(c.seq);
+    }
+    if (candidates.length === 0) candidates.push(...liveness);
+    const cause: ExitCause = {
+      seenAt: seen.seq,
+      exit,
+      candidates,
+      by: candidates.length === 1 ? 'only-candidate' : candidates.length === 0 ? 'no-candidate' : 'not-confirmed',
+      culprit: candidates.length === 1 ? candidates[0] : undefined,
+      cleared: [],
+      stderrTail: this.session.transport.stderrText.slice(-2000),
+    };
+    this.exits.push(cause);
+    return cause;
+  }
+
+  /**
+   * Replays the candidates of `cause` alone, most recent first, each as the first request of its
+   * own start of the server (a server that exits on its third call, whatever it is, is blamed on
+   * none), until one exits the server again; the server is then started once more, as it is when
+   * none did (the remaining probes go to a start the replays did not touch). Every start
+   * after the first counts against {@link MAX_CONFIRM_RESTARTS}. Leaves a live session, or the
+   * failed start in {@link restarts}.
+   */
+  private async confirm(cause: ExitCause): Promise<void> {
+    let replayed = 0;
+    for (const seq of cause.candidates) {
+      const original = this.calls[seq - 1]!;
+      const request = replayRequest(original.exchange.sent);
+      if (!request) continue;
+      if (replayed >= MAX_REPLAYS_PER_EXIT) return;
+      // Alone: on a start that has had no other request (the first replay goes to the start made for the remaining probes).
+      if (replayed > 0) {
+        if (this.confirmRestarts >= MAX_CONFIRM_RESTARTS) return;
+        if (!(await this.startAgain(true))) return;
+      }
+      replayed++;
+      const before = this.session.transport.stderrText.length;
+      const ex = await this.session.request(request.method, request.params, 5000, request.options);
+      const extra: Partial<ProbeCall> = { target: `replay of call ${seq}` };
+      if (original.tool !== undefined) Object.assign(extra, { tool: original.tool, arguments: original.arguments, rawArguments: original.rawArguments });
+      if (ex.method === 'tools/call') extra.classification = this.classify(ex.reply, []);
+      const call = this.add('exit-replay', ex, extra);
+      if (ex.reply.kind !== 'exited' && !this.session.exited) await new Promise((r) => setTimeout(r, REPLAY_GRACE_MS));
+      if (ex.reply.kind === 'exited' || this.session.exited) {
+        cause.by = 'replayed';
+        cause.culprit = seq;
+        cause.replay = call.seq;
+        const again = this.session.transport.stderrText.slice(before).trim();
+        if (again) cause.stderrTail = again.slice(-2000);
+        // The server it exited again is started for the remaining probes (one past the cap at most).
+        await this.startAgain(true);
+        return;
+      }
+      cause.cleared.push(call.seq);
+    }
+    if (cause.cleared.length === cause.candidates.length) cause.by = 'none-reproduced';
+    // The remaining probes go to a start that had none of the replays.
+    if (replayed > 0) await this.startAgain(true);
   }
 
   /** Appends a call made outside {@link Recorder.toolCall} (liveness, protocol probes). */
@@ -111,6 +283,11 @@ export class Recorder {
   async restartIfGone(): Promise<boolean> {
     if (!this.session.exited && !this.lastLost()) return false;
     return this.revive(true);
+  }
+
+  /** The exit blamed on a call, or seen on it, if any. */
+  exitOf(seq: number): ExitCause | undefined {
+    return this.exits.find((e) => e.seenAt === seq || e.culprit === seq);
   }
 
   /** True when the last call recorded on the current session got `exited` (gone, as far as it knows). */
@@ -163,5 +340,27 @@ export class Recorder {
   progress(p: Omit<Progress, 'calls'>): void {
     this.current = p;
     this.onProgress?.({ ...p, calls: this.calls.length });
+  }
+}
+
+/** A request line without its id: the same request sent twice has one key. */
+function requestKey(sent: string): string {
+  return sent.replace(/^\{"jsonrpc":"2\.0","id":\d+,/, '{');
+}
+
+/**
+ * How to send a recorded request line again: its method and params, the params as raw text where
+ * they are not JSON (`NaN`, a duplicate member). Undefined for a line sealmark did not build.
+ */
+function replayRequest(sent: string): { method: string; params: unknown; options: RequestOptions } | undefined {
+  const m = /^\{"jsonrpc":"2\.0","id":\d+,"method":("(?:[^"\\]|\\.)*")(?:,"params":([\s\S]*))?\}$/.exec(sent);
+  if (!m) return undefined;
+  const method = JSON.parse(m[1]!) as string;
+  if (m[2] === undefined) return { method, params: undefined, options: {} };
+  try {
+    return { method, params: JSON.parse(m[2]), options: {} };
+  } catch {
+    const marker = 'sealmark-replay-params';
+    return { method, params: marker, options: { splice: { marker, text: m[2] } } };
   }
 }

@@ -111,7 +111,9 @@ describe('deep_recursion.mjs (a recursive walk that exits past 32 levels)', () =
     expect(f.message).toBe('save_tree: the server exited on a 64-level nested object in tree');
     // The server was started again for the liveness check (SPEC section 3 step 3): nothing unreached.
     expect(c.notes).toEqual([NAME_NOT_SENT]);
-    expect(r.stderrTail).toBe('save_tree: nesting deeper than 32 levels, aborting\n');
+    // Once on the call, once more on its replay alone (the calls answered just before were candidates too).
+    expect(r.stderrTail.split('\n').filter((l) => l !== '')).toEqual(['save_tree: nesting deeper than 32 levels, aborting', 'save_tree: nesting deeper than 32 levels, aborting']);
+    expect(r.calls.filter((c) => c.probe === 'exit-replay').map((c) => [c.tool, c.reply.kind])).toEqual([['save_tree', 'exited']]);
   });
 
   it('points at the deep-object call, whose exact request and replay carry the 64-level object', () => {

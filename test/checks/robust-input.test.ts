@@ -329,7 +329,12 @@ describe('exits-on-null.mjs', () => {
 
   // SPEC section 3 step 3: a server that exited is started again for the remaining probes.
   it('starts the server again and sends the rest of the probes; the exit stays the nulls finding', () => {
-    expect(r.calls.filter((c) => c.method === 'tools/call').map((c) => c.probe)).toEqual(['missing-required', 'wrong-types', 'nulls', 'extra-argument', 'string-as-object']);
+    // Two calls were answered just before the exit: the one it was seen on is replayed alone after
+    // the restart, exits the server again and is the cause (the server is started once more).
+    expect(r.calls.filter((c) => c.method === 'tools/call').map((c) => c.probe)).toEqual(['missing-required', 'wrong-types', 'nulls', 'exit-replay', 'extra-argument', 'string-as-object']);
+    const replay = r.calls.find((c) => c.probe === 'exit-replay')!;
+    expect([replay.tool, argsOf(replay), replay.reply.kind]).toEqual(['lookup', { id: null }, 'exited']);
+    expect(findingsOf(r, 'robust-input', 'exited')[0]!.evidence.calls).toEqual([callOf(r, findingsOf(r, 'robust-input', 'exited')[0]!.evidence.calls![0]).seq, replay.seq]);
     expect(r.calls.filter((c) => c.probe === 'extra-argument' || c.probe === 'string-as-object').map((c) => c.class)).toEqual(['rejected', 'rejected']);
     // The liveness check after the tool's last probe went to the new server, which answered.
     expect(r.calls.filter((c) => c.probe === 'liveness').map((c) => c.reply.kind)).toEqual(['response']);

@@ -361,9 +361,11 @@ describe('servers that go away or go quiet', () => {
     const { report: r, ms } = await run('close-stdout.mjs', {}, [tag], { sandbox: false });
     expect(ms).toBeLessThan(10_000);
     expect(checkOf(r, 'robust-input').verdict).toBe('fail');
-    expect(graded(r, 'robust-input')).toEqual(['exited']);
-    const [f] = findingsOf(r, 'robust-input', 'exited');
-    expect(f!.message).toBe('echo: the server exited on the wrong-types call (connection closed)');
+    // It closes stdout on its 2nd call, whatever the call: replayed alone, neither candidate does it
+    // again, so no call is blamed (case B10).
+    expect(graded(r, 'robust-input')).toEqual(['exited-unattributed']);
+    const [f] = findingsOf(r, 'robust-input', 'exited-unattributed');
+    expect(f!.message).toMatch(/^the server exited during the audit \(connection closed\) and no call is blamed: replayed alone after a restart, none of the 2 candidate calls exited it again; candidates: \d+ \(echo wrong-types\), \d+ \(echo missing-required\)$/);
     expect(r.calls.some((c) => c.reply.kind === 'hang')).toBe(false);
     // Started again for the rest (SPEC section 3 step 3): no check is n/a because of the exit.
     expect(findingsOf(r, 'robust-input', 'server-gone')).toEqual([]);
@@ -377,9 +379,10 @@ describe('servers that go away or go quiet', () => {
     const { report: r, ms } = await run('grandchild.mjs');
     expect(ms).toBeLessThan(10_000);
     expect(checkOf(r, 'robust-input').verdict).toBe('fail');
-    expect(graded(r, 'robust-input')).toEqual(['exited']);
-    const [f] = findingsOf(r, 'robust-input', 'exited');
-    expect(f!.message).toBe('echo: the server exited on the wrong-types call (exit code 0)');
+    // It exits on its 2nd call, whatever the call: no call is blamed (case B10).
+    expect(graded(r, 'robust-input')).toEqual(['exited-unattributed']);
+    const [f] = findingsOf(r, 'robust-input', 'exited-unattributed');
+    expect(f!.message).toMatch(/^the server exited during the audit \(exit code 0\) and no call is blamed: replayed alone after a restart, none of the 2 candidate calls exited it again; candidates: \d+ \(echo wrong-types\), \d+ \(echo missing-required\)$/);
     expect(r.calls.some((c) => c.reply.kind === 'hang')).toBe(false);
     expect(checkOf(r, 'protocol-errors').verdict).not.toBe('n/a');
     // Every start's grandchild was ended with its process group.
@@ -390,10 +393,11 @@ describe('servers that go away or go quiet', () => {
     const { report: r, ms } = await run('exit0-midrun.mjs');
     expect(ms).toBeLessThan(10_000);
     expect(checkOf(r, 'robust-input').verdict).toBe('fail');
-    expect(graded(r, 'robust-input')).toEqual(['exited']);
-    const [f] = findingsOf(r, 'robust-input', 'exited');
+    // It exits on its 3rd call, whatever the call: no call is blamed (case B10).
+    expect(graded(r, 'robust-input')).toEqual(['exited-unattributed']);
+    const [f] = findingsOf(r, 'robust-input', 'exited-unattributed');
     // stdout ends just before the exit event; the exit code must still be the one reported.
-    expect(f!.message).toBe('echo: the server exited on the nulls call (exit code 0)');
+    expect(f!.message).toMatch(/^the server exited during the audit \(exit code 0\) and no call is blamed: replayed alone after a restart, none of the 3 candidate calls exited it again; candidates: \d+ \(echo nulls\), \d+ \(echo wrong-types\), \d+ \(echo missing-required\)$/);
     // SPEC section 3 step 3: the server is started again for the remaining probes and checks.
     expect(findingsOf(r, 'robust-input', 'server-gone')).toEqual([]);
     expect(toolCalls(r).filter((c) => INVALID_PROBES.has(c.probe)).map((c) => [c.probe, c.reply.kind])).toEqual([
