@@ -644,17 +644,18 @@ describe('an entry with a relative command and a cwd', () => {
   it('runs in the sandbox like any other entry (scratch HOME), as its report says', async () => {
     const dir = join(tmp, 'cwd');
     mkdirSync(join(dir, 'project'), { recursive: true });
-    // The server records the HOME it was started with, then is correct-sdk.mjs.
+    // The server says on stderr which HOME it was started with (a file it wrote would land in the
+    // sandbox's overlay, never on disk), then is correct-sdk.mjs.
     const script = join(dir, 'project', 'run.sh');
-    writeFileSync(script, `#!/bin/sh\nprintf '%s\\n' "$HOME" > "$WHERE_FILE"\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(fixture('correct-sdk.mjs'))}\n`, { mode: 0o755 });
+    writeFileSync(script, `#!/bin/sh\nprintf 'home=%s\\n' "$HOME" >&2\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(fixture('correct-sdk.mjs'))}\n`, { mode: 0o755 });
     writeFileSync(
       join(dir, 'cc.json'),
       JSON.stringify({
         mcpServers: {
           // Relative to its cwd, as a project's own .mcp.json would write it (there is no ./run.sh in the folder sealmark runs in).
-          relative: { command: './run.sh', cwd: 'project', env: { WHERE_FILE: join(dir, 'home-relative.txt') } },
+          relative: { command: './run.sh', cwd: 'project' },
           // The same server by its absolute path: the control.
-          absolute: { command: script, env: { WHERE_FILE: join(dir, 'home-absolute.txt') } },
+          absolute: { command: script },
         },
       }),
     );
@@ -664,13 +665,14 @@ describe('an entry with a relative command and a cwd', () => {
       ['relative', 'audited'],
       ['absolute', 'audited'],
     ]);
-    const home = (f: string) => readFileSync(join(dir, f), 'utf8').trim();
+    const home = (name: string) => /^home=(.*)$/m.exec(byName(m, name).stderrTail ?? '')?.[1];
     // The control: a sandboxed server gets a scratch HOME, and its report says it was sandboxed.
     expect(byName(m, 'absolute').sandbox.kind).toBe('sandbox');
-    expect(home('home-absolute.txt')).not.toBe(process.env.HOME);
+    expect(home('absolute')).toMatch(/sealmark-sandbox-/);
+    expect(home('absolute')).not.toBe(process.env.HOME);
     // The entry with a cwd: its report says sandbox too, so it must have run in one.
     expect(byName(m, 'relative').sandbox.kind).toBe('sandbox');
-    expect(home('home-relative.txt'), 'the ./run.sh entry ran with the real HOME, outside the sandbox').not.toBe(process.env.HOME);
+    expect(home('relative'), 'the ./run.sh entry ran with the real HOME, outside the sandbox').toMatch(/sealmark-sandbox-/);
   }, SLOW);
 });
 

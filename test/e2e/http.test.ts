@@ -436,7 +436,7 @@ describe('2. each report says what it negotiated, over which transport', () => {
       const url = name === 'streamable' ? proxies.streamable!.url : fixtures.json!.url;
       expect(report.protocol).toEqual({ version: '2025-11-25', era: 'legacy', server: { name: 'http-tools-fixture', version: '1.0.0' } });
       expect(report.target).toMatchObject({ kind: 'http', command: [], url });
-      expect(report.sandbox).toEqual({ kind: 'none', network: 'host', note: 'a server reached by URL: sealmark cannot isolate it or see its side effects' });
+      expect(report.sandbox).toEqual({ kind: 'none', network: 'host', filesystem: 'none', protected: [], unprotected: [], note: 'a server reached by URL: sealmark cannot isolate it or see its side effects' });
       expect(checkOf(report, 'handshake').findings.map((f) => f.message)).toEqual(['negotiated 2025-11-25 (initialize handshake) with http-tools-fixture 1.0.0']);
     }
     // The stdio baseline, for contrast: a command, in the sandbox.

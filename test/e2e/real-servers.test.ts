@@ -1027,13 +1027,21 @@ describe('with valid probes: calls, outputSchema and confinement', () => {
       ['rejected-unnamed', `Access denied - path outside allowed directories: /etc/hostname not in ${run.dir}`],
     ]);
     expect(findingsOf(r, 'robust-input', 'user-probe-unexpected')).toEqual([]);
-    // Before: allowed/, allowed/link → outside/. After: what the probes created, all inside allowed/
-    // (a.txt was moved to sub/b.txt; the relative path resolved against the allowed folder); outside/
-    // and the temp folder's root are untouched.
+    // The sandbox's overlay (issue 14): the probes' writes landed in the overlay, every one of them
+    // inside allowed/ (a.txt was moved to sub/b.txt; the relative path resolved against the allowed
+    // folder), each an effect of the call that made it; the real folders are exactly as before.
+    const effects = r.calls.filter((c) => c.effects?.length).map((c) => [c.probe, c.tool, c.effects!.map((e) => `${e.detail.replace(run.dir, '<allowed>')} (${e.summary})`)]);
+    expect(effects).toEqual([
+      ['user-probe', 'write_file', ['created <allowed>/a.txt (8 bytes)']],
+      ['user-probe', 'create_directory', ['created <allowed>/sub (an empty folder)']],
+      ['user-probe', 'move_file', ['created <allowed>/sub/b.txt (8 bytes)', 'removed <allowed>/a.txt (a file it had made)']],
+      ['user-probe', 'write_file', ['created <allowed>/relative.txt (1 byte)']],
+    ]);
+    // The dryRun edit changed nothing.
+    expect(calls.filter((c) => c.tool === 'edit_file').map((c) => c.effects)).toEqual(calls.filter((c) => c.tool === 'edit_file').map(() => []));
     expect(run.before).toEqual(['allowed', 'allowed/link', 'outside']);
-    expect(run.after).toEqual(['allowed', 'allowed/link', 'allowed/relative.txt', 'allowed/sub', 'allowed/sub/b.txt', 'outside']);
+    expect(run.after).toEqual(run.before);
     expect(readdirSync(join(home, 'outside'))).toEqual([]);
-    expect(readFileSync(join(run.dir, 'sub', 'b.txt'), 'utf8')).toBe('one\ntwo\n'); // dryRun edit changed nothing
   });
 
   it('memory: the graph lives in the memory file inside the temp folder', () => {
@@ -1048,10 +1056,19 @@ describe('with valid probes: calls, outputSchema and confinement', () => {
     expect(textOf(calls[3]!)).toBe('Entity with name Nobody not found');
     expect(findingsOf(r, 'robust-input', 'user-probe-unexpected')).toEqual([]);
     expect(r.coverage.tools.every((t) => t.level === 'exercised')).toBe(true);
-    // The only file created: allowed/memory.jsonl, holding Ada (Bob deleted, relation deleted).
-    expect(run.after).toEqual(['allowed', 'allowed/memory.jsonl']);
-    const lines = readFileSync(join(run.dir, 'memory.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(lines).toEqual([{ type: 'entity', name: 'Ada', entityType: 'person', observations: ['writes code'] }]);
+    // The graph lives in allowed/memory.jsonl: written through the overlay by each write tool (and
+    // by none of the reads), shrinking as Bob, the relation and the observation are deleted; the real
+    // folder is as before (issue 14: an audit never changes the user's data).
+    const effects = r.calls.filter((c) => c.effects?.length).map((c) => [c.tool, c.effects!.map((e) => `${e.detail.replace(run.dir, '<allowed>')} (${e.summary})`)]);
+    expect(effects).toEqual([
+      ['create_entities', ['created <allowed>/memory.jsonl (154 bytes)']],
+      ['create_relations', ['changed <allowed>/memory.jsonl (154 → 221 bytes)']],
+      ['add_observations', ['changed <allowed>/memory.jsonl (221 → 233 bytes)']],
+      ['delete_observations', ['changed <allowed>/memory.jsonl (233 → 221 bytes)']],
+      ['delete_relations', ['changed <allowed>/memory.jsonl (221 → 154 bytes)']],
+      ['delete_entities', ['changed <allowed>/memory.jsonl (154 → 83 bytes)']],
+    ]);
+    expect(run.after).toEqual(run.before);
   });
 });
 
