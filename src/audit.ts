@@ -252,6 +252,7 @@ async function auditSpec(
     for (const ex of listing.exchanges) rec.add('tools-list', ex);
     const tools = listing.tools.map(toListedTool);
     const artifacts: Artifacts = {
+      ...(sandbox ? { isolation: sandbox.isolation } : {}),
       handshake: session.handshake,
       listExchanges: listing.exchanges,
       listProblem: listing.problem,

@@ -19,7 +19,7 @@ import {
 } from '../limits.js';
 import { DROPPED_LINE_GRACE_MS, MAX_LIMIT_PROPERTIES, NO_MAXIMUM_PROBE, valueLabel } from '../probes/limits.js';
 import { hangLimitMs } from '../probes/robust-input.js';
-import { sdkLabel } from '../target/sdk.js';
+import { sdkAdvice, sdkCause, sdkCauseField, type SdkProbe } from '../target/sdk.js';
 import type { Finding, ListedTool, ProbeCall } from '../types.js';
 
 const REJECTED = new Set(['rejected', 'rejected-unnamed', 'text-refusal']);
@@ -150,9 +150,12 @@ export const check: Check = {
     const own = new Set((run?.params ?? []).map((p) => `${p.tool}\u0000${p.property}`));
     const notJson = a.calls.filter((c) => UNREADABLE.has(c.probe) && c.classification?.class === 'exited' && own.has(`${c.tool}\u0000${c.target}`));
     if (notJson.length > 0) {
-      const sdk = a.sdk && a.sdk.length > 0 ? `; the line is read by ${sdkLabel(a.sdk)} before the server's own code, so every server on that version does the same: see whether a later release answers, and report it upstream if none does` : '';
+      // The SDK is named only when exiting is what its line reader is known to do (src/target/sdk.ts).
+      const probes: SdkProbe[] = [...new Set(notJson.map((c): SdkProbe => (c.probe === 'raw-huge' ? 'number-out-of-range' : 'not-json-line')))];
+      const cause = probes.map((p) => sdkCause(a.sdk, p, { kind: 'exited' })).find((c) => c !== undefined);
+      const sdk = cause ? `; ${sdkAdvice(cause, meta.id, 'exited-on-not-json')}` : '';
       const values = [...new Set(notJson.map((c) => c.value ?? ''))].join(', ');
-      dynamic.push(finding(meta, 'exited-on-not-json', 'fail', { values, count: notJson.length, sdk }, { calls: notJson.map((c) => c.seq) }));
+      dynamic.push(finding(meta, 'exited-on-not-json', 'fail', { values, count: notJson.length, sdk }, { calls: notJson.map((c) => c.seq) }, cause ? { sdkCause: sdkCauseField(cause) } : {}));
     }
     const findings = [...statics, ...dynamic];
     return { id: meta.id, verdict: verdictOf(findings), findings, notes };

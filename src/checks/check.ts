@@ -5,6 +5,7 @@
  */
 import type { HandshakeInfo, OpenFailure } from '../target/session.js';
 import type { ExitInfo, NoiseLine } from '../target/stdio-transport.js';
+import type { Isolation } from '../target/sandbox.js';
 import type { Exchange } from '../target/wire.js';
 import type { CheckResult, ListedTool, PackId, ProbeCall, Severity, Weight } from '../types.js';
 import type { ResolvedConfig } from '../config/schema.js';
@@ -150,6 +151,8 @@ export interface Artifacts {
   offline?: string;
   /** True for a server reached by URL (no process, no stdout, no sandbox). */
   remote?: boolean;
+  /** How the server was isolated (absent without a sandbox); the effects checks say what it could not see. */
+  isolation?: Isolation;
 }
 
 /**

@@ -4,7 +4,7 @@
  * human asking must only ever reach that tool's side-effect-free default"; SPEC section 5).
  */
 import type { Check, CheckMeta } from './check.js';
-import { effectsNotRun, effectsOf } from './effects-common.js';
+import { effectsNotRun, effectsOf, unseenWrites } from './effects-common.js';
 import { finding, verdictOf } from './finding.js';
 
 export const meta: CheckMeta = {
@@ -20,7 +20,7 @@ export const meta: CheckMeta = {
   config: [],
   probes: [
     { id: 'default-call', core: true, description: '`{}` to every tool that has no required argument (to every tool with --all), one call at a time inside the sandbox.' },
-    { id: 'effect-log', core: true, part: true, description: 'What the sandbox saw during the call: a shimmed command (open, xdg-open, osascript, curl, wget, sendmail, mail, notify-send, gh), a connection to the catch-all proxy or a reply reporting a failed connection, a file created, changed or removed under the scratch HOME or working directory.' },
+    { id: 'effect-log', core: true, part: true, description: 'What the sandbox saw during the call: a shimmed command (open, xdg-open, osascript, curl, wget, sendmail, mail, notify-send, gh), a connection to the catch-all proxy or a reply reporting a failed connection, a file created, changed, removed or renamed anywhere the copy-on-write overlay covers (the temp folders, your home, the current directory, every absolute path the command names), or, without the overlay, under the scratch HOME or working directory.' },
   ],
   verdicts: [
     { verdict: 'fail', when: 'any `{}` call caused an effect' },
@@ -42,7 +42,7 @@ export const meta: CheckMeta = {
     fix: 'Make the default call return what the tool would do (a URL, a preview) and do nothing; act only on an explicit argument from a trusted caller, and keep that switch out of the schema (see armed-flags).',
     falsePositives: ['A tool that writes a cache file on every call fails; that is still a write nobody asked for.'],
     falseNegatives: [
-      'Shims catch commands found through PATH only; an absolute path (/usr/bin/open) or an in-process effect (a database write outside the scratch folders) is missed unless it shows in the reply.',
+      'Shims catch commands found through PATH only; an absolute path (/usr/bin/open) is missed unless it shows in the reply. A write outside the folders the overlay covers (or, where overlayfs is not permitted, outside the scratch folders) is missed; the notes name those folders.',
       'Effects that happen later than 250 ms after the reply are attributed to the next call or missed.',
       'A connection made without the proxy variables by a binary called by absolute path shows only if the reply quotes its failure.',
       'The sandbox isolates careless servers, not hostile ones: a server runs as your user and can reach the effect log; a log that shrinks during a call is reported as erased evidence, but subtler tampering is not detected.',
@@ -59,6 +59,6 @@ export const check: Check = {
     const calls = a.calls.filter((c) => c.probe === 'default-call');
     if (calls.length === 0) return { id: meta.id, verdict: 'n/a', findings: [], notes: ['no tool can be called with {} (no tool without required arguments; --all calls every tool)'] };
     const out = effectsOf(calls).map((e) => finding(meta, 'effect', 'fail', e.data, e.evidence, { tool: e.call.tool }));
-    return { id: meta.id, verdict: verdictOf(out), findings: out, notes: [] };
+    return { id: meta.id, verdict: verdictOf(out), findings: out, notes: unseenWrites(a) };
   },
 };

@@ -63,3 +63,16 @@ export function effectsNotRun(a: Artifacts, id: string): CheckResult | undefined
   if (!a.effects.ran) return { id, verdict: 'n/a', findings: [], notes: [a.effects.why ?? 'the effect calls did not run'] };
   return undefined;
 }
+
+/**
+ * What the sandbox could not see, for the notes of the effects checks (SPEC section 3: "where this
+ * is not possible the report says which paths were not protected"): without the copy-on-write
+ * overlay, writes outside the scratch HOME and working directory; with it, the folders it could not
+ * cover. Empty when every write was seen (or there was no sandbox: the check says so itself).
+ */
+export function unseenWrites(a: Artifacts): string[] {
+  const iso = a.isolation;
+  if (!iso) return [];
+  if (iso.filesystem !== 'overlay') return ['no copy-on-write filesystem: writes outside the scratch HOME and working directory were not seen (see the sandbox line)'];
+  return iso.unprotected.map((u) => `writes under ${u.path} were not seen: ${u.why}`);
+}

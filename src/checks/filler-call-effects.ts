@@ -4,7 +4,7 @@
  * flag…", its `filled()` and the three-tool example; SPEC section 5).
  */
 import type { Check, CheckMeta } from './check.js';
-import { distinctEffects, effectsNotRun, effectsOf, type DistinctEffect } from './effects-common.js';
+import { distinctEffects, effectsNotRun, effectsOf, type DistinctEffect, unseenWrites } from './effects-common.js';
 import { coverageIn, finding, group, verdictOf } from './finding.js';
 import { needsControl } from '../probes/effects.js';
 import type { Finding, ProbeCall } from '../types.js';
@@ -107,6 +107,7 @@ export const check: Check = {
       }
     }
     if (a.effects?.stopped) notes.push(a.effects.stopped);
+    notes.push(...unseenWrites(a));
     const findings = group(out);
     const coverage = coverageIn(flaggedTools, judged, notJudged, a.config.skip_tools);
     if (judged.size === 0) return { id: meta.id, verdict: 'n/a', findings, notes, coverage };

@@ -132,7 +132,7 @@ describe('c8-cancel-payment.mjs (case C8)', () => {
     expect(sent.confirm).toBe(true);
     expect(control!.probe).toBe('filler-control');
     expect(argsOf(control!)).toEqual({ payment_id: sent.payment_id });
-    expect(control!.effects).toEqual([{ kind: 'file', detail: 'changed ./payments.log' }]);
+    expect(control!.effects?.map((e) => ({ kind: e.kind, detail: e.detail }))).toEqual([{ kind: 'file', detail: 'changed ./payments.log' }]);
     expect(f.data.control).toBe(JSON.stringify({ payment_id: sent.payment_id }));
     // the {} call is rejected (payment_id is required) and does nothing
     const empty = r.calls.find((c) => c.probe === 'default-call' && c.tool === 'cancel_payment');
@@ -155,7 +155,7 @@ describe('effects-real/filler-control.mjs (firecrawl_monitor_check: every tool r
     expect(r.sandbox.network).toBe('namespace');
     expect(effectCalls(r)).toEqual([
       ['default-call', 'monitor_check', {}],
-      ['filler-call', 'monitor_check', { id: 'sealmark', checkId: 'sealmark', pageStatus: 'removed' }],
+      ['filler-call', 'monitor_check', { id: 'sealmark', checkId: 'sealmark', onChange: 'notify' }],
       ['filler-control', 'monitor_check', { id: 'sealmark', checkId: 'sealmark' }],
       ['default-call', 'monitor_create', {}],
       ['filler-call', 'monitor_create', { url: 'sealmark', notify: true }],
@@ -215,10 +215,10 @@ describe('clean-effects.mjs (control)', () => {
 describe('controlArgs', () => {
   const tool = (properties: Record<string, unknown>, required: string[]): ListedTool => ({ index: 0, name: 't', raw: {}, inputSchema: { type: 'object', properties, required }, annotations: undefined });
   it('leaves out optional flagged properties, unarms required switches, keeps the rest as filled', () => {
-    const t = tool({ id: { type: 'string' }, notify: { type: 'boolean' }, approved: { type: 'boolean' }, verbose: { type: 'boolean' }, status: { type: 'string', enum: ['removed', 'kept'] } }, ['id', 'approved', 'status']);
+    const t = tool({ id: { type: 'string' }, notify: { type: 'boolean' }, approved: { type: 'boolean' }, verbose: { type: 'boolean' }, status: { type: 'string', enum: ['remove', 'keep'] } }, ['id', 'approved', 'status']);
     const filled = fillerArgs(t);
-    expect(filled).toEqual({ id: 'sealmark', notify: true, approved: true, verbose: true, status: 'removed' });
-    expect(controlArgs(t, filled)).toEqual({ args: { id: 'sealmark', approved: false, verbose: true, status: 'kept' } });
+    expect(filled).toEqual({ id: 'sealmark', notify: true, approved: true, verbose: true, status: 'remove' });
+    expect(controlArgs(t, filled)).toEqual({ args: { id: 'sealmark', approved: false, verbose: true, status: 'keep' } });
   });
   it('says why when a required enum has only side-effect values', () => {
     const t = tool({ mode: { type: 'string', enum: ['delete', 'remove'] } }, ['mode']);

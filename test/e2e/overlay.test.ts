@@ -73,6 +73,7 @@ describe.runIf(linux)('an audit of a server that writes to the user’s data by 
     expect(effects.get_status).toEqual([]);
     const check = checkOf(report, 'default-call-effects');
     expect(check.verdict).toBe('fail');
+    expect(check.notes).toEqual([]);
     expect(check.findings.map((f) => [f.tool, f.messageId, f.evidence.quotes])).toEqual([
       ['append_note', 'effect', [`changed ${data}/notes.txt`]],
       ['write_tmp', 'effect', [expect.stringMatching(/^created \/tmp\/sealmark-overlay-fixture-\d+\.txt$/)]],
@@ -109,6 +110,10 @@ describe.runIf(linux)('where the overlay is not permitted (SEALMARK_NO_OVERLAY=1
     expect(report.sandbox.filesystem).toBe('scratch');
     expect(report.sandbox.protected).toEqual([]);
     expect(report.sandbox.note).toContain('no copy-on-write filesystem: overlayfs is switched off (SEALMARK_NO_OVERLAY=1); the server could change your files outside its scratch HOME and working directory, and only writes there were seen');
+  });
+
+  it('the effects checks say which writes they could not see', () => {
+    expect(checkOf(report, 'default-call-effects').notes).toContain('no copy-on-write filesystem: writes outside the scratch HOME and working directory were not seen (see the sandbox line)');
   });
 
   it('then the server’s writes were real (which is why the overlay matters)', () => {
