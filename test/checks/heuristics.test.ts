@@ -89,7 +89,7 @@ describe('heuristics/dedupe_store.mjs (server-memory shape)', () => {
     expect([one!.tool, one!.level, one!.data.times]).toEqual(['create_entities', 'info', 3]);
     const calls = one!.evidence.calls!.map((s) => r.calls.find((c) => c.seq === s)!);
     expect(calls.map((c) => c.probe).slice(-2)).toEqual(['repeat-first', 'repeat-second']);
-    expect(calls[0]!.effects).toEqual([{ kind: 'file', detail: 'created ./graph.jsonl' }]);
+    expect(calls[0]!.effects).toEqual([{ kind: 'file', detail: 'created ./graph.jsonl', summary: '30 bytes' }]);
     expect(calls.slice(1).map((c) => c.effects ?? [])).toEqual([[], []]);
     expect(one!.evidence.quotes).toEqual(['created ./graph.jsonl']);
   });
