@@ -156,7 +156,9 @@ export function flaggedProperties(tool: ListedTool): FlaggedProperty[] {
     const approval = isBool && APPROVALS.has(wordsOf(p.name).join('_'));
     if (approval) reasons.push({ kind: 'approval' });
     const verb = guard ? undefined : sideEffectVerb(p.name);
-    if (verb && !approval) reasons.push({ kind: 'side-effect-name', verb });
+    // `email`, `contact_email`: a property that is not a Boolean and ends in email holds an address, not a switch to send one.
+    const address = verb === 'email' && !isBool && ['email', 'emails', 'mail'].includes(wordsOf(p.name).at(-1)!);
+    if (verb && !approval && !address) reasons.push({ kind: 'side-effect-name', verb });
     if (reasons.length === 0) continue;
     const isSwitch = reasons.some((r) => r.kind !== 'default');
     const d = p.schema.default;

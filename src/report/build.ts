@@ -202,7 +202,10 @@ function sandboxOf(iso: Isolation | undefined, kind: ReportTarget['kind']): Repo
     iso.filesystem === 'overlay'
       ? `scratch HOME and working directory; copy-on-write filesystem over ${iso.protected.join(', ')} (the server read your files, and its writes went to the overlay)`
       : 'scratch HOME and working directory';
-  const open = iso.unprotected.map((u) => `not protected: ${u.path} (${u.why})`);
+  // Folders left open for the same reason are one clause (without the overlay, every one is).
+  const byWhy = new Map<string, string[]>();
+  for (const u of iso.unprotected) byWhy.set(u.why, [...(byWhy.get(u.why) ?? []), u.path]);
+  const open = [...byWhy].map(([why, paths]) => `not protected: ${paths.join(', ')} (${why})`);
   const parts = [fs, ...open, `network ${iso.network === 'namespace' ? 'loopback only' : 'of the host'}`, ...iso.notes];
   return { kind: 'sandbox', network: iso.network, filesystem: iso.filesystem, protected: iso.protected, unprotected: iso.unprotected, note: parts.join('; ') };
 }

@@ -11,7 +11,7 @@
  * folders back as effects.
  */
 import { spawnSync } from 'node:child_process';
-import { closeSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, readdirSync, readlinkSync, realpathSync, rmSync, statfsSync, statSync, type Stats } from 'node:fs';
+import { accessSync, closeSync, constants, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, readdirSync, readlinkSync, realpathSync, rmSync, statfsSync, statSync, type Stats } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 
@@ -87,24 +87,59 @@ export function upperBase(): { dir?: string; why: string } {
 
 /**
  * The folders to overlay for a server started as `command args` with `env` from `from` (SPEC
- * section 3 step 1): the temp folders, the user's home, the folder sealmark runs in, and every
- * absolute path named in the command, its arguments and the environment values (a named file's
- * folder; a path that does not exist yet, its nearest existing ancestor). Each as a real path,
- * minimal: a folder inside another is covered by it. `extra` adds folders (sealmark's scratch).
+ * section 3 step 1): the temp folders, the user's home, the folder sealmark runs in, every absolute
+ * path named in the command, its arguments and the environment values (a named file's folder; a
+ * path that does not exist yet, its nearest existing ancestor), and the rest of the writable
+ * filesystem: each top-level folder this user may write. Each as a real path, minimal: a folder
+ * inside another is covered by it. `extra` adds folders (sealmark's scratch). `uncovered` names the
+ * paths that no overlay can cover (a new folder at the root, a path in a kernel file system).
  */
-export function overlayCandidates(command: string, args: string[], env: Record<string, string>, from: string, extra: string[] = []): string[] {
+export function overlayCandidates(command: string, args: string[], env: Record<string, string>, from: string, extra: string[] = []): { folders: string[]; uncovered: OverlayPlan['uncovered'] } {
   const named: string[] = [];
   const look = (text: string) => {
-    // `--db=/x/y`, `file:/x`, `a:/x:/y` lists: every piece that starts with a slash.
-    for (const piece of text.split(/[=:,\s]/)) if (piece.startsWith('/') && piece.length > 1) named.push(piece);
+    // The whole value (a path may hold spaces), then `--db=/x/y`, `file:/x`, `a:/x:/y` pieces.
+    if (text.startsWith('/') && text.length > 1) named.push(text);
+    for (const piece of text.split(/[=:,\s]/)) if (piece.startsWith('/') && piece.length > 1 && piece !== text) named.push(piece);
   };
   for (const a of [command, ...args]) look(a);
   for (const [k, v] of Object.entries(env)) if (k !== 'PATH') look(v);
-  const all = ['/tmp', '/var/tmp', tmpdir(), homedir(), from, ...extra, ...named].map(existingFolder).filter((p): p is string => p !== undefined);
-  const real = [...new Set(all)].filter((p) => p !== '/' && !NEVER.some((n) => p === n || p.startsWith(n + '/')));
-  real.sort((a, b) => a.length - b.length);
+  const uncovered: OverlayPlan['uncovered'] = [];
+  const never = (p: string) => p === '/' || (NEVER.some((n) => p === n || p.startsWith(n + '/')) && !p.startsWith('/dev/shm/'));
+  const all: string[] = [];
+  for (const p of ['/tmp', '/var/tmp', tmpdir(), homedir(), from, ...extra, ...named, ...writableTopLevel()]) {
+    const f = existingFolder(p);
+    if (f === undefined) continue;
+    if (!never(f)) all.push(f);
+    else if (named.includes(p) && !uncovered.some((u) => u.path === p)) {
+      uncovered.push({ path: p, why: f === '/' ? 'its nearest existing folder is the root, which cannot be overlaid' : `it lies in ${f}, a kernel or shared-memory file system that is not overlaid` });
+    }
+  }
+  const real = [...new Set(all)].sort((a, b) => a.length - b.length);
+  const folders: string[] = [];
+  for (const p of real) if (!folders.some((o) => p.startsWith(o + '/'))) folders.push(p);
+  return { folders, uncovered };
+}
+
+/** Top-level folders of `/` this user may write (for root: all of them), as real paths. */
+function writableTopLevel(): string[] {
+  let names: string[];
+  try {
+    names = readdirSync('/');
+  } catch {
+    return [];
+  }
   const out: string[] = [];
-  for (const p of real) if (!out.some((o) => p.startsWith(o + '/'))) out.push(p);
+  for (const n of names) {
+    const p = `/${n}`;
+    if (NEVER.includes(p)) continue;
+    try {
+      if (!statSync(p).isDirectory()) continue;
+      accessSync(p, constants.W_OK);
+      out.push(p);
+    } catch {
+      /* not a folder, or not writable */
+    }
+  }
   return out;
 }
 
@@ -241,7 +276,7 @@ export function changesBetween(layers: OverlayLayer[], before: UpperSnapshot, af
     const real = safeLstat(path, layers);
     if (e.kind === 'whiteout') {
       if (was?.kind === 'whiteout') continue;
-      out.push({ action: 'removed', path, summary: real ? sizeWord(real.size, real.isDirectory()) : 'a file it had made' });
+      out.push({ action: 'removed', path, summary: real ? (real.isDirectory() ? folderWord(path) : sizeWord(real.size, false)) : 'a file it had made' });
     } else if (e.kind === 'file') {
       const prior = was && was.kind === 'file' ? { size: was.size, from: 'upper' as const } : real && real.isFile() && was?.kind !== 'whiteout' ? { size: real.size, from: 'lower' as const } : undefined;
       const upper = upperOf(path)!;
@@ -300,6 +335,33 @@ function safeLstat(path: string, _layers: OverlayLayer[]): Stats | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** `a folder with 4 files (a.txt, b/c.txt, …)`: what a removed real folder held (counted up to 1000 entries). */
+function folderWord(dir: string): string {
+  const files: string[] = [];
+  const walk = (d: string, shown: string) => {
+    let names: string[];
+    try {
+      names = readdirSync(d);
+    } catch {
+      return;
+    }
+    for (const n of names) {
+      if (files.length >= 1000) return;
+      const full = join(d, n);
+      try {
+        if (lstatSync(full).isDirectory()) walk(full, `${shown}${n}/`);
+        else files.push(`${shown}${n}`);
+      } catch {
+        /* gone */
+      }
+    }
+  };
+  walk(dir, '');
+  if (files.length === 0) return 'an empty folder';
+  const shown = files.slice(0, 3).join(', ') + (files.length > 3 ? ', …' : '');
+  return `a folder with ${files.length >= 1000 ? '1000 or more' : files.length} file${files.length === 1 ? '' : 's'} (${shown})`;
 }
 
 function sizeWord(size: number, dir: boolean): string {

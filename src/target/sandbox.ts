@@ -231,10 +231,15 @@ export class Sandbox {
     if (this.options.shims) out.PATH = `${this.shimDir}:${env.PATH ?? ''}`;
     out.npm_config_cache = env.npm_config_cache ?? join(homedir(), '.npm');
     out.npm_config_update_notifier = 'false';
+    if (!this.overlayBase && this.unprotected.length === 0) {
+      // No overlay: every folder it would have covered is open to the server's writes (for the report).
+      this.unprotected = overlayCandidates(command, args, env, from, [this.root]).folders.map((path) => ({ path, why: this.noOverlay || 'no copy-on-write filesystem' }));
+    }
     if (this.overlayBase && !this.layers) {
-      const plan = planOverlay(overlayCandidates(command, args, env, from, [this.root]), this.overlayBase);
+      const candidates = overlayCandidates(command, args, env, from, [this.root]);
+      const plan = planOverlay(candidates.folders, this.overlayBase);
       this.layers = plan.layers;
-      this.unprotected = plan.uncovered;
+      this.unprotected = [...candidates.uncovered, ...plan.uncovered];
     }
     const script: string[] = [];
     if (this.layers) {

@@ -357,3 +357,18 @@ describe('fillerArgs', () => {
     expect(fillerArgs(tool('t', { format: { type: 'string', enum: ['csv', 'json'] } }))).toEqual({});
   });
 });
+
+describe('flaggedProperties: an address is not a switch (temporal-cortex, firecrawl)', () => {
+  const tool = (properties: Record<string, unknown>): ListedTool => ({ index: 0, name: 't', raw: {}, inputSchema: { type: 'object', properties }, annotations: undefined });
+  it('a string named email, contact_email or attendeeEmail holds an address: not flagged', () => {
+    const t = tool({ email: { type: 'string' }, contact_email: { type: 'string' }, attendeeEmail: { type: 'string' } });
+    expect(flaggedProperties(t)).toEqual([]);
+  });
+  it('a Boolean email, and a send_email string, are still switches', () => {
+    const t = tool({ email: { type: 'boolean' }, send_email: { type: 'string' } });
+    expect(flaggedProperties(t).map((f) => [f.property, f.reasons])).toEqual([
+      ['email', [{ kind: 'side-effect-name', verb: 'email' }]],
+      ['send_email', [{ kind: 'side-effect-name', verb: 'send' }]],
+    ]);
+  });
+});

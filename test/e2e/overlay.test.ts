@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { audit } from '../../src/audit.js';
@@ -28,6 +28,9 @@ function makeData(): string {
   mkdirSync(join(dir, 'cache'));
   writeFileSync(join(dir, 'cache', 'old.bin'), 'bin\n');
   writeFileSync(join(dir, 'app.log'), 'log\n');
+  mkdirSync(join(dir, 'tree', 'sub'), { recursive: true });
+  writeFileSync(join(dir, 'tree', 'a.txt'), 'a\n');
+  writeFileSync(join(dir, 'tree', 'sub', 'b.txt'), 'b\n');
   return dir;
 }
 
@@ -43,25 +46,46 @@ function hashes(dir: string, out: Record<string, string> = {}, shown = ''): Reco
   return out;
 }
 
-const written = () => readdirSync('/tmp').filter((n) => n.startsWith('sealmark-overlay-fixture-'));
+const written = () => [...readdirSync('/tmp'), ...(existsSync('/srv') ? readdirSync('/srv') : [])].filter((n) => n.startsWith('sealmark-overlay-fixture-'));
+/** Whether this user may write /srv (root may): then a hard-coded write there must be covered too. */
+const srvWritable = (() => {
+  try {
+    accessSync('/srv', constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+})();
 
 describe.runIf(linux)('an audit of a server that writes to the user’s data by absolute path', () => {
   let data: string;
+  let shm: string;
   let before: Record<string, string>;
+  let shmBefore: Record<string, string>;
   let report: Report;
+  const spool = `/sealmark-overlay-spool-${process.pid}/queue`;
 
   beforeAll(async () => {
     data = makeData();
+    shm = mkdtempSync('/dev/shm/overlay-test-shm-');
+    writeFileSync(join(shm, 's.txt'), 'first\n');
     before = hashes(data);
-    report = await audit({ command: process.execPath, args: [fixture('overlay/data-writer.mjs'), '--data', data], config: parseConfig(ONLY_EFFECTS, configRegistry()) });
+    shmBefore = hashes(shm);
+    const args = [fixture('overlay/data-writer.mjs'), '--data', data, '--shm', shm, '--spool', spool];
+    report = await audit({ command: process.execPath, args, config: parseConfig(ONLY_EFFECTS, configRegistry()) });
   }, 60_000);
-  afterAll(() => rmSync(data, { recursive: true, force: true }));
+  afterAll(() => {
+    rmSync(data, { recursive: true, force: true });
+    rmSync(shm, { recursive: true, force: true });
+  });
 
-  it('ran with a copy-on-write filesystem over the temp folders, the home and the data', () => {
+  it('ran with a copy-on-write filesystem over the temp folders, the home, the data (in /dev/shm too) and the writable top-level folders', () => {
     expect(report.sandbox.filesystem).toBe('overlay');
-    expect(report.sandbox.protected).toContain('/tmp');
-    expect(report.sandbox.unprotected).toEqual([]);
+    expect(report.sandbox.protected).toEqual(expect.arrayContaining(['/tmp', shm, ...(srvWritable ? ['/srv'] : [])]));
     expect(report.sandbox.note).toContain('copy-on-write filesystem over /tmp');
+    // A named path whose nearest existing folder is the root cannot be overlaid: the report says so.
+    expect(report.sandbox.unprotected).toContainEqual({ path: spool, why: 'its nearest existing folder is the root, which cannot be overlaid' });
+    expect(report.sandbox.note).toContain(`not protected: ${spool} (its nearest existing folder is the root, which cannot be overlaid)`);
   });
 
   it('sees each write with its real path and a summary, attributed to the call that made it', () => {
@@ -70,21 +94,31 @@ describe.runIf(linux)('an audit of a server that writes to the user’s data by 
     expect(effects.write_tmp).toEqual([{ kind: 'file', detail: expect.stringMatching(/^created \/tmp\/sealmark-overlay-fixture-\d+\.txt$/), summary: '8 bytes' }]);
     expect(effects.delete_cache).toEqual([{ kind: 'file', detail: `removed ${data}/cache/old.bin`, summary: '4 bytes' }]);
     expect(effects.rotate_log).toEqual([{ kind: 'file', detail: `renamed ${data}/app.log → ${data}/app.log.1`, summary: '4 bytes' }]);
+    expect(effects.purge_tree).toEqual([{ kind: 'file', detail: `removed ${data}/tree`, summary: 'a folder with 2 files (a.txt, sub/b.txt)' }]);
+    expect(effects.append_shm).toEqual([{ kind: 'file', detail: `changed ${shm}/s.txt`, summary: '6 → 15 bytes; first change at byte 6: "shm line\\n"' }]);
+    if (srvWritable) expect(effects.write_srv).toEqual([{ kind: 'file', detail: expect.stringMatching(/^created \/srv\/sealmark-overlay-fixture-\d+\.txt$/), summary: '4 bytes' }]);
     expect(effects.get_status).toEqual([]);
     const check = checkOf(report, 'default-call-effects');
     expect(check.verdict).toBe('fail');
-    expect(check.notes).toEqual([]);
+    // (Other notes name this machine's folders that hold mounts, e.g. /mnt.)
+    expect(check.notes).toContain(`writes under ${spool} were not seen: its nearest existing folder is the root, which cannot be overlaid`);
+    expect(check.notes.every((n) => /^writes under \S+ were not seen: /.test(n))).toBe(true);
     expect(check.findings.map((f) => [f.tool, f.messageId, f.evidence.quotes])).toEqual([
       ['append_note', 'effect', [`changed ${data}/notes.txt`]],
       ['write_tmp', 'effect', [expect.stringMatching(/^created \/tmp\/sealmark-overlay-fixture-\d+\.txt$/)]],
       ['delete_cache', 'effect', [`removed ${data}/cache/old.bin`]],
       ['rotate_log', 'effect', [`renamed ${data}/app.log → ${data}/app.log.1`]],
+      ['purge_tree', 'effect', [`removed ${data}/tree`]],
+      ['append_shm', 'effect', [`changed ${shm}/s.txt`]],
+      ...(srvWritable ? [['write_srv', 'effect', [expect.stringMatching(/^created \/srv\/sealmark-overlay-fixture-\d+\.txt$/)]]] : []),
     ]);
   });
 
-  it('leaves the user’s files byte-for-byte unchanged, and writes nothing to the real /tmp', () => {
+  it('leaves the user’s files byte-for-byte unchanged, and writes nothing to the real /tmp or /srv', () => {
     expect(hashes(data)).toEqual(before);
+    expect(hashes(shm)).toEqual(shmBefore);
     expect(written()).toEqual([]);
+    expect(existsSync(spool)).toBe(false);
   });
 });
 
@@ -102,13 +136,14 @@ describe.runIf(linux)('where the overlay is not permitted (SEALMARK_NO_OVERLAY=1
   }, 60_000);
   afterAll(() => {
     rmSync(data, { recursive: true, force: true });
-    // Without the overlay the fixture's /tmp write was real: remove it.
-    for (const n of written()) rmSync(join('/tmp', n), { force: true });
+    // Without the overlay the fixture's /tmp and /srv writes were real: remove them.
+    for (const n of written()) for (const d of ['/tmp', '/srv']) rmSync(join(d, n), { force: true });
   });
 
-  it('says the filesystem was not copy-on-write and why', () => {
+  it('says the filesystem was not copy-on-write and why, naming every folder left open', () => {
     expect(report.sandbox.filesystem).toBe('scratch');
     expect(report.sandbox.protected).toEqual([]);
+    expect(report.sandbox.unprotected).toContainEqual({ path: '/tmp', why: 'overlayfs is switched off (SEALMARK_NO_OVERLAY=1)' });
     expect(report.sandbox.note).toContain('no copy-on-write filesystem: overlayfs is switched off (SEALMARK_NO_OVERLAY=1); the server could change your files outside its scratch HOME and working directory, and only writes there were seen');
   });
 
