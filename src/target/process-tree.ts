@@ -4,9 +4,15 @@
  * a daemonising server); inside the sandbox the pid namespace ends it, but with `--no-sandbox`, or
  * where namespaces are not permitted, only tracking finds it. On Linux the tracker reads /proc now
  * and then and remembers every descendant of the target (pid and start time, so that a reused pid
- * is never signalled); at close every one still alive is killed.
+ * is never signalled); at close every one still alive is killed, and so is every process of this
+ * user whose environment carries the tree's mark ({@link TREE_MARK_VAR}, set in the server's
+ * environment and inherited by all it starts): a double fork re-parents a grandchild to init
+ * before any look at /proc can see its parent.
  */
 import { readdirSync, readFileSync } from 'node:fs';
+
+/** The environment variable that marks every process of one target's tree. */
+export const TREE_MARK_VAR = 'SEALMARK_TREE';
 
 /** ms between two looks at /proc while the target runs. */
 export const TREE_SCAN_MS = 200;
@@ -31,7 +37,14 @@ export class ProcessTree {
   private readonly seen: Seen = new Map();
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly root: number) {
+  /**
+   * `root`: the target's pid; `mark`: the value of {@link TREE_MARK_VAR} in its environment (its
+   * descendants carry it too, whoever their parent is now).
+   */
+  constructor(
+    private readonly root: number,
+    private readonly mark?: string,
+  ) {
     if (process.platform !== 'linux') return;
     this.scan();
     this.timer = setInterval(() => this.scan(), TREE_SCAN_MS);
@@ -68,14 +81,46 @@ export class ProcessTree {
     }
   }
 
+  /** Processes whose environment carries this tree's mark (those of other users cannot be read, and are not ours). */
+  private marked(): number[] {
+    if (!this.mark || process.platform !== 'linux') return [];
+    const needle = Buffer.from(`\0${TREE_MARK_VAR}=${this.mark}\0`);
+    const first = Buffer.from(`${TREE_MARK_VAR}=${this.mark}\0`);
+    const out: number[] = [];
+    let names: string[];
+    try {
+      names = readdirSync('/proc');
+    } catch {
+      return out;
+    }
+    for (const n of names) {
+      const pid = Number(n);
+      if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) continue;
+      try {
+        const env = readFileSync(`/proc/${pid}/environ`);
+        if (env.includes(needle) || env.subarray(0, first.length).equals(first)) out.push(pid);
+      } catch {
+        /* gone, or not ours */
+      }
+    }
+    return out;
+  }
+
   /** Stops looking (the target is closed). */
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
   }
 
-  /** Sends `signal` to every recorded process still alive with the start time it had (never a reused pid). */
+  /** Sends `signal` to every recorded process still alive with the start time it had (never a reused pid), and to every marked one. */
   signalAll(signal: NodeJS.Signals): void {
+    for (const pid of this.marked()) {
+      try {
+        process.kill(pid, signal);
+      } catch {
+        /* gone meanwhile */
+      }
+    }
     for (const [pid, start] of this.seen) {
       if (statOf(pid)?.[1] !== start) {
         this.seen.delete(pid);

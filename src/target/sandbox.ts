@@ -462,12 +462,9 @@ export function findExecutable(command: string, path = '', from: string = proces
 export function startSpec(sandbox: Sandbox | undefined, command: string, args: string[], env: Record<string, string>, cwd?: string): StdioTargetSpec {
   if (!findExecutable(command, env.PATH, cwd)) return { command, args, env, cwd };
   if (sandbox) return sandbox.wrap(command, args, env, cwd);
-  // Without the sandbox (--no-sandbox) the server runs as it is, with one exception: where user
-  // namespaces are permitted it runs in a pid namespace of its own, with your uid mapped to itself,
-  // so that a grandchild that left the process group (setsid, a double fork) still ends with it.
-  if (process.platform === 'linux' && networkNamespaceAvailable().ok) {
-    return { command: 'unshare', args: ['--map-current-user', '--pid', '--fork', '--kill-child', 'sh', '-c', PID1_SCRIPT, 'sh', command, ...args], env, cwd };
-  }
+  // Without the sandbox (--no-sandbox) the server runs as it is: its tree is ended by the group kill
+  // and the tracker (src/target/process-tree.ts), not by a pid namespace, whose unshare would hold
+  // the stdout pipe (a server that closes its stdout would then look silent, not gone).
   return { command, args, env, cwd };
 }
 

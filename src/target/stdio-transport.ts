@@ -12,7 +12,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Transport, JSONRPCMessage } from '@modelcontextprotocol/client';
-import { ProcessTree } from './process-tree.js';
+import { ProcessTree, TREE_MARK_VAR } from './process-tree.js';
+import { randomBytes } from 'node:crypto';
 
 /** Bytes of one stdout line kept before it is dropped as oversized (16 MiB). */
 export const MAX_LINE_BYTES = 16 * 1024 * 1024;
@@ -148,9 +149,11 @@ export class AuditStdioTransport implements Transport {
     if (this.child) return Promise.resolve();
     return new Promise((resolve, reject) => {
       // detached: the child leads a new process group, so close() can end the whole tree.
+      // Every process of the server's tree carries the mark, so that close() finds even a double-forked grandchild.
+      const mark = randomBytes(8).toString('hex');
       const child = spawn(this.spec.command, this.spec.args, {
         cwd: this.spec.cwd,
-        env: this.spec.env,
+        env: { ...this.spec.env, [TREE_MARK_VAR]: mark },
         stdio: ['pipe', 'pipe', 'pipe'],
         detached: process.platform !== 'win32',
         windowsHide: true,
@@ -179,7 +182,7 @@ export class AuditStdioTransport implements Transport {
       child.once('spawn', () => {
         spawned = true;
         // A grandchild in a session of its own escapes the group kill: track the whole tree.
-        if (child.pid) this.tree = new ProcessTree(child.pid);
+        if (child.pid) this.tree = new ProcessTree(child.pid, mark);
         resolve();
       });
       child.once('close', () => this.finish());

@@ -227,7 +227,7 @@ describe('the whole process tree ends at close (SPEC section 3, step 4)', () => 
     expect(left).toEqual([]);
   });
 
-  it.runIf(process.platform === 'linux')('with --no-sandbox, a grandchild in its own session (setsid) ends too: sealmark tracks the whole tree', async () => {
+  it.runIf(process.platform === 'linux')('with --no-sandbox, a double-forked grandchild in its own session (setsid) ends too: sealmark tracks the whole tree by its mark', async () => {
     const tag = `sealmark-setsid-nosandbox-${process.pid}-${Date.now()}`;
     const report = await auditFixture('spawns-setsid-grandchild.mjs', { checks: { 'protocol-errors': { enabled: false } } }, [tag], { sandbox: false });
     expect(report.status).toBe('audited');
@@ -248,8 +248,7 @@ describe('the whole process tree ends at close (SPEC section 3, step 4)', () => 
     const tag = `sealmark-sigterm-${process.pid}-${Date.now()}`;
     try {
       const pidFile = join(dir, 'grandchild.pid');
-      // The group kill and the tree kill at work (in a pid namespace, where one is permitted, the
-      // pid the fixture writes is a namespace pid: the grandchild is found by its tag).
+      // The group kill and the tree kill at work (the grandchild is found by its tag).
       const report = await auditFixture('spawns-grandchild.mjs', { checks: { 'protocol-errors': { enabled: false } } }, [pidFile, tag], { sandbox: false });
       expect(report.status).toBe('audited');
       expect(Number(readFileSync(pidFile, 'utf8'))).toBeGreaterThan(0);
