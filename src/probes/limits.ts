@@ -195,6 +195,13 @@ async function probeAll(rec: Recorder, tools: ListedTool[], config: ResolvedConf
   const chosen = withLimits.slice(0, cap);
   const run: LimitsRun = { params: [], beyondMaxTools: withLimits.slice(cap).map((t) => t.name), beyondMaxProperties: [], effectsWatched: sandbox !== undefined };
   let hangs = 0;
+  /**
+   * Raw lines the server already exited on (NaN, Infinity, 1e309: probe → the tool.property it was
+   * sent to). Such a line is refused by the line reader before any tool's code runs, so sending it
+   * again for another parameter would only spend a restart on the same cause (SPEC section 5: one
+   * cause, one finding); bounded-limits reports it once, whatever the parameter.
+   */
+  const exitedOn = new Map<string, string>();
 
   for (const [i, tool] of chosen.entries()) {
     rec.progress({ phase: 'limits', tool: tool.name, toolIndex: i + 1, toolCount: chosen.length });
@@ -231,6 +238,11 @@ async function probeAll(rec: Recorder, tools: ListedTool[], config: ResolvedConf
           entry.notSent.push({ probe: v.probe, why: 'the schema admits this value and the tool may write: sent only to a read-only tool or one with a probes: entry' });
           continue;
         }
+        const before = exitedOn.get(v.probe);
+        if (before !== undefined) {
+          entry.notSent.push({ probe: v.probe, why: `the server exited on the raw ${v.raw} line already (${before}), before any tool's code: not sent again` });
+          continue;
+        }
         const sentArgs = v.raw !== undefined ? withProperty(others, lp.property.name, RAW_MARKER) : args;
         const call = await send(rec, {
           tool: tool.name,
@@ -251,6 +263,7 @@ async function probeAll(rec: Recorder, tools: ListedTool[], config: ResolvedConf
         });
         entry.sent.push(v.probe);
         const cls = call.classification?.class;
+        if (cls === 'exited' && (v.notJson || v.probe === 'raw-huge')) exitedOn.set(v.probe, `${tool.name}.${lp.property.name}`);
         if (!(await rec.revive())) {
           run.stopped = { reason: 'server-gone', notReached: notReached(chosen, i, tool.name, lp) };
           return run;

@@ -32,6 +32,7 @@ const SPECS = {
   marker: { file: 'adversarial-limits/marker-default.mjs' },
   crash: { file: 'adversarial-limits/crash-to-skip.mjs', env: { CRASH: '1', READONLY: '1' }, raw: SHORT_HANGS },
   noCrash: { file: 'adversarial-limits/crash-to-skip.mjs', env: { READONLY: '1' }, raw: SHORT_HANGS },
+  crashTwo: { file: 'adversarial-limits/crash-to-skip.mjs', env: { CRASH: '1', READONLY: '1', TWO_TOOLS: '1' } },
   nullId: { file: 'adversarial-limits/null-id-notify.mjs' },
   slowParse1: { file: 'adversarial-limits/slow-parse-error.mjs', env: { PARSE_MS: '350' } },
   slowParse2: { file: 'adversarial-limits/slow-parse-error.mjs', env: { PARSE_MS: '350' } },
@@ -222,6 +223,21 @@ describe('adversarial limits: scoring, effects and replay', () => {
     expect(callOf(crash, 'find', 'raw-huge').reply.kind).toBe('response');
     // And limit: false admitted in both runs.
     for (const r of [crash, noCrash]) expect(findingsOf(r, 'bounded-limits', 'admitted')[0]!.data.values).toContain('false');
+  });
+
+  it('crash-to-skip.mjs with two tools: the raw lines the server exited on are not sent again to the second tool (one cause, one restart each)', async () => {
+    const r = await run('crashTwo');
+    const [exited, ...more] = findingsOf(r, 'bounded-limits', 'exited-on-not-json');
+    expect(more).toEqual([]);
+    expect(exited!.data).toMatchObject({ values: 'NaN, Infinity, -Infinity', count: 3 });
+    expect(limitCalls(r, 'find').filter((c) => NOT_JSON_PROBES.includes(c.probe)).map((c) => c.reply.kind)).toEqual(['exited', 'exited', 'exited']);
+    expect(limitCalls(r, 'find_more').filter((c) => NOT_JSON_PROBES.includes(c.probe))).toEqual([]);
+    // The JSON lines still went to find_more; the notes say why the others did not.
+    expect(limitCalls(r, 'find_more').some((c) => c.probe === 'limit-false')).toBe(true);
+    for (const [probe, raw] of [['raw-nan', 'NaN'], ['raw-infinity', 'Infinity'], ['raw-minus-infinity', '-Infinity']]) {
+      expect(checkOf(r, 'bounded-limits').notes).toContain(`find_more.limit: ${probe} not sent: the server exited on the raw ${raw} line already (find.limit), before any tool's code: not sent again`);
+    }
+    expect(r.restarts?.length).toBe(3);
   });
 
   it('late-effect.mjs: the ping a valid call sets off is not blamed on the next, rejected, call', async () => {
