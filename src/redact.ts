@@ -121,6 +121,7 @@ export function isSecret(name: string, value: string): boolean {
   if (namedLikeCredential(name)) return true;
   if (value.length < MIN_PLAIN_SECRET_LENGTH) return false;
   if (/^-?\d+(\.\d+)?$/.test(value) || /^(true|false|null|yes|no|on|off)$/i.test(value)) return false;
-  if (/^(\/|[A-Za-z]:[\\/])[^\s:@]*$/.test(value)) return false;
+  // A path, spaces and all (`/home/me/My Notes/memory.jsonl`): no secret, and reports must show it.
+  if (/^(\/|[A-Za-z]:[\\/])[^:@\t\r\n]*$/.test(value)) return false;
   return true;
 }

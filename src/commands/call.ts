@@ -192,7 +192,7 @@ async function callIn(
     for (const h of hits) out.push(`secret   ${h.kind} ${h.name} in the ${h.where}`);
     const iso = sandbox?.isolation;
     const files = iso?.filesystem === 'overlay' ? 'copy-on-write filesystem' : 'scratch folders only (no copy-on-write filesystem)';
-    out.push(iso ? `sandbox  ${iso.network === 'namespace' ? 'network loopback only' : 'host network'}; ${files}; ${effects.length} side effects seen` : 'url' in spec ? 'sandbox  none (a server reached by URL)' : 'sandbox  none (--no-sandbox)');
+    out.push(iso ? `sandbox  ${iso.network === 'namespace' ? 'network loopback only' : 'host network'}; ${files}; ${effects.length} side effect${effects.length === 1 ? '' : 's'} seen` : 'url' in spec ? 'sandbox  none (a server reached by URL)' : 'sandbox  none (--no-sandbox)');
     // The canaries and your credentials are looked for, never printed.
     // Server text (leaked lines, notes) never reaches the terminal raw.
     process.stdout.write(redactor.text(out.map(safeText).join('\n')) + '\n');

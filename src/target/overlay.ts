@@ -276,7 +276,7 @@ export function changesBetween(layers: OverlayLayer[], before: UpperSnapshot, af
     const real = safeLstat(path, layers);
     if (e.kind === 'whiteout') {
       if (was?.kind === 'whiteout') continue;
-      out.push({ action: 'removed', path, summary: real ? (real.isDirectory() ? folderWord(path) : sizeWord(real.size, false)) : 'a file it had made' });
+      out.push({ action: 'removed', path, summary: real ? (real.isDirectory() ? folderWord(path) : real.isSymbolicLink() ? 'a link' : sizeWord(real.size, false)) : 'a file it had made' });
     } else if (e.kind === 'file') {
       const prior = was && was.kind === 'file' ? { size: was.size, from: 'upper' as const } : real && real.isFile() && was?.kind !== 'whiteout' ? { size: real.size, from: 'lower' as const } : undefined;
       const upper = upperOf(path)!;

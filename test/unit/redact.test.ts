@@ -72,6 +72,8 @@ describe('what counts as a secret', () => {
   it('paths and numbers are evidence, not secrets, unless the name says credential', async () => {
     const { isSecret } = await import('../../src/redact.js');
     expect(isSecret('MEMORY_FILE_PATH', '/tmp/x/memory.jsonl')).toBe(false);
+    expect(isSecret('MEMORY_FILE_PATH', '/home/me/My Notes/memory.jsonl')).toBe(false);
+    expect(isSecret('NOTE', '/not a path:with@colon')).toBe(true);
     expect(isSecret('PORT', '8080')).toBe(false);
     expect(isSecret('API_TOKEN', '/opt/token/file')).toBe(true);
     expect(isSecret('DATABASE_URL', 'postgres://u:p@127.0.0.1/db')).toBe(true);
