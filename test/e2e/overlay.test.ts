@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
-import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, readlinkSync, symlinkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { audit } from '../../src/audit.js';
@@ -31,6 +31,7 @@ function makeData(): string {
   mkdirSync(join(dir, 'tree', 'sub'), { recursive: true });
   writeFileSync(join(dir, 'tree', 'a.txt'), 'a\n');
   writeFileSync(join(dir, 'tree', 'sub', 'b.txt'), 'b\n');
+  symlinkSync('notes.txt', join(dir, 'link'));
   return dir;
 }
 
@@ -38,7 +39,8 @@ function makeData(): string {
 function hashes(dir: string, out: Record<string, string> = {}, shown = ''): Record<string, string> {
   for (const e of readdirSync(dir, { withFileTypes: true })) {
     const p = join(dir, e.name);
-    if (e.isDirectory()) {
+    if (e.isSymbolicLink()) out[`${shown}${e.name}`] = `link:${readlinkSync(p)}`;
+    else if (e.isDirectory()) {
       out[`${shown}${e.name}/`] = 'dir';
       hashes(p, out, `${shown}${e.name}/`);
     } else out[`${shown}${e.name}`] = createHash('sha256').update(readFileSync(p)).digest('hex');
@@ -94,6 +96,7 @@ describe.runIf(linux)('an audit of a server that writes to the user’s data by 
     expect(effects.write_tmp).toEqual([{ kind: 'file', detail: expect.stringMatching(/^created \/tmp\/sealmark-overlay-fixture-\d+\.txt$/), summary: '8 bytes' }]);
     expect(effects.delete_cache).toEqual([{ kind: 'file', detail: `removed ${data}/cache/old.bin`, summary: '4 bytes' }]);
     expect(effects.rotate_log).toEqual([{ kind: 'file', detail: `renamed ${data}/app.log → ${data}/app.log.1`, summary: '4 bytes' }]);
+    expect(effects.unlink_link).toEqual([{ kind: 'file', detail: `removed ${data}/link`, summary: 'a link' }]);
     expect(effects.purge_tree).toEqual([{ kind: 'file', detail: `removed ${data}/tree`, summary: 'a folder with 2 files (a.txt, sub/b.txt)' }]);
     expect(effects.append_shm).toEqual([{ kind: 'file', detail: `changed ${shm}/s.txt`, summary: '6 → 15 bytes; first change at byte 6: "shm line\\n"' }]);
     if (srvWritable) expect(effects.write_srv).toEqual([{ kind: 'file', detail: expect.stringMatching(/^created \/srv\/sealmark-overlay-fixture-\d+\.txt$/), summary: '4 bytes' }]);
@@ -108,6 +111,7 @@ describe.runIf(linux)('an audit of a server that writes to the user’s data by 
       ['write_tmp', 'effect', [expect.stringMatching(/^created \/tmp\/sealmark-overlay-fixture-\d+\.txt$/)]],
       ['delete_cache', 'effect', [`removed ${data}/cache/old.bin`]],
       ['rotate_log', 'effect', [`renamed ${data}/app.log → ${data}/app.log.1`]],
+      ['unlink_link', 'effect', [`removed ${data}/link`]],
       ['purge_tree', 'effect', [`removed ${data}/tree`]],
       ['append_shm', 'effect', [`changed ${shm}/s.txt`]],
       ...(srvWritable ? [['write_srv', 'effect', [expect.stringMatching(/^created \/srv\/sealmark-overlay-fixture-\d+\.txt$/)]]] : []),
