@@ -146,7 +146,10 @@ export function summaryLine(report: Report | MultiReport, paths: readonly string
   const partial = levels.filter((l) => l === 'partial').length;
   const quiet = graded.length > levels.length ? `, ${graded.length - levels.length} suppressed` : '';
   const pct = report.grade.percent === null ? 'n/a' : `${report.grade.percent}%`;
-  return `sealmark: grade ${report.grade.letter} (${pct}) · ${failing} failing, ${partial} partial findings${quiet} · ${to}`;
+  // --keep-sandbox: where the kept folders are, or they are lost from view when every report went to a file.
+  const kept = /scratch folders kept at (.+?) \(shims, effect log and the overlay's upper layers at (.+?)\)/.exec(report.sandbox.note);
+  const keep = kept ? ` · sandbox kept at ${kept[1]} and ${kept[2]}` : '';
+  return `sealmark: grade ${report.grade.letter} (${pct}) · ${failing} failing, ${partial} partial findings${quiet} · ${to}${keep}`;
 }
 
 /** Colour for a text report on stdout: a terminal, without --no-color or NO_COLOR. */

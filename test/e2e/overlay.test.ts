@@ -160,3 +160,30 @@ describe.runIf(linux)('where the overlay is not permitted (SEALMARK_NO_OVERLAY=1
     expect(existsSync(join(data, 'app.log.1'))).toBe(true);
   });
 });
+
+describe.runIf(linux)('--keep-sandbox', () => {
+  it('keeps the scratch folders and the overlay’s upper layers, says where on stderr, and the writes are there to inspect', async () => {
+    const data = makeData();
+    const out = `${data}-report.json`;
+    let kept: string[] = [];
+    try {
+      const run = await runCli(['audit', '--keep-sandbox', '--only', 'default-call-effects', '--format', 'json', '--output', out, '--', process.execPath, fixture('overlay/data-writer.mjs'), '--data', data]);
+      const m = /sandbox kept at (\S+) and (\S+)$/m.exec(run.stderr);
+      expect(m, run.stderr).not.toBeNull();
+      kept = [m![1]!, m![2]!];
+      for (const d of kept) expect(existsSync(d), d).toBe(true);
+      // The appended notes file lies in an upper layer, by its real path under the overlaid folder.
+      const report = JSON.parse(readFileSync(out, 'utf8')) as Report;
+      const i = report.sandbox.protected.findIndex((p) => data.startsWith(p + '/'));
+      expect(i).toBeGreaterThanOrEqual(0);
+      const upper = join(kept[1]!, 'overlay', 'upper', String(readdirSync(join(kept[1]!, 'overlay', 'upper')).map(Number).sort((a, b) => a - b)[i]));
+      const copy = join(upper, data.slice(report.sandbox.protected[i]!.length + 1), 'notes.txt');
+      expect(readFileSync(copy, 'utf8')).toBe('first note\na note from the server\n');
+      expect(readFileSync(join(data, 'notes.txt'), 'utf8')).toBe('first note\n');
+    } finally {
+      for (const d of kept) rmSync(d, { recursive: true, force: true });
+      rmSync(out, { force: true });
+      rmSync(data, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
