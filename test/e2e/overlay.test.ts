@@ -187,3 +187,33 @@ describe.runIf(linux)('--keep-sandbox', () => {
     }
   }, 60_000);
 });
+
+describe.runIf(linux)('a Python server whose read-only tool writes to its --db path', () => {
+  let dir: string;
+  let db: string;
+  let report: Report;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'sealmark-overlay-py-'));
+    db = join(dir, 'visits.db');
+    writeFileSync(db, 'visit\n');
+    const raw = { checks: { ...ONLY_EFFECTS.checks, annotations: { enabled: true } } };
+    report = await audit({ command: 'python3', args: [fixture('overlay/py_db_writer.py'), '--db', db], config: parseConfig(raw, configRegistry()) });
+  }, 60_000);
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('sees the write as the {} call’s effect, and annotations fails the read-only claim on it', () => {
+    const calls = report.calls.filter((c) => c.probe === 'default-call');
+    expect(calls.map((c) => [c.tool, c.effects])).toEqual([
+      // (The design pack's own call of the read-only tool wrote first: the file grows by 6 bytes a call.)
+      ['record_visit', [{ kind: 'file', detail: `changed ${db}`, summary: expect.stringMatching(/^(\d+) → \d+ bytes/) }]],
+      ['list_visits', []],
+    ]);
+    expect(checkOf(report, 'default-call-effects').findings.map((f) => [f.tool, f.messageId])).toEqual([['record_visit', 'effect']]);
+    expect(checkOf(report, 'annotations').findings.filter((f) => f.messageId === 'read-only-effect').map((f) => f.tool)).toEqual(['record_visit']);
+  });
+
+  it('leaves the database as it was', () => {
+    expect(readFileSync(db, 'utf8')).toBe('visit\n');
+  });
+});
