@@ -3,6 +3,7 @@
  * it was produced; `sealmark report` (later) re-renders a saved one. The JSON schema is documented
  * in docs/report-schema.md; bump {@link REPORT_SCHEMA_VERSION} on any incompatible change.
  */
+import { requiredOf } from '../schema.js';
 import { checkById } from '../checks/index.js';
 import type { Artifacts } from '../checks/check.js';
 import type { FetchedPackage } from '../target/fetch.js';
@@ -287,14 +288,20 @@ function strOrNull(v: unknown): string | null {
   return typeof v === 'string' ? v : null;
 }
 
+/** Probes whose calls are valid by construction (a `probes:` entry, or arguments built to the schema). */
+const VALID_PROBES = new Set(['read-only-no-args', 'user-probe', 'empty-arguments', 'valid-arguments']);
+
 /**
- * Coverage (SPEC section 1): a tool is `exercised` when a valid call (read-only-no-args or a
- * user probe) was answered without error; the run is `exercised` when any tool is.
+ * Coverage (SPEC section 1): a tool is `exercised` when a valid call was answered without error: a
+ * `probes:` entry, robust-input's read-only-no-args, strict-arguments' valid controls, or the
+ * effects pack's `{}` call to a tool whose schema requires nothing (mcp-time's current_time answered
+ * it, and was graded hygiene-only); the run is `exercised` when any tool is.
  */
 function coverageOf(a: Artifacts): Report['coverage'] {
+  const requiresNothing = new Set(a.tools.filter((t) => requiredOf(t.inputSchema).length === 0).map((t) => t.name));
   const exercised = new Set(
     a.calls
-      .filter((c) => (c.probe === 'read-only-no-args' || c.probe === 'user-probe') && c.classification?.class === 'accepted')
+      .filter((c) => (VALID_PROBES.has(c.probe) || (c.probe === 'default-call' && requiresNothing.has(c.tool!))) && c.classification?.class === 'accepted')
       .map((c) => c.tool!),
   );
   const tools = a.tools.map((t) => ({ name: t.name, level: (exercised.has(t.name) ? 'exercised' : 'hygiene-only') as CoverageLevel }));

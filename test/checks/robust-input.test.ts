@@ -446,7 +446,8 @@ describe('config honoured (many-tools.mjs, 25 tools t01..t25)', () => {
   it('a user `probes:` entry is sent as written (probe user-probe) and counts for coverage', async () => {
     const r = await run('many-tools.mjs', {
       probes: [{ tool: 't05', arguments: { q: 'hello' } }],
-      checks: { 'robust-input': { max_tools: 1 }, 'protocol-errors': { enabled: false } },
+      // strict-arguments' valid controls would exercise every tool (they are valid calls too): off here.
+      checks: { 'robust-input': { max_tools: 1 }, 'protocol-errors': { enabled: false }, 'strict-arguments': { enabled: false } },
     });
     const up = r.calls.filter((c) => c.probe === 'user-probe');
     expect(up).toHaveLength(1);
@@ -467,7 +468,8 @@ describe('config honoured (many-tools.mjs, 25 tools t01..t25)', () => {
         { tool: 't05', arguments: { q: 'hello' }, expect: 'error' },
         { tool: 't06', arguments: { q: 7 } },
       ],
-      checks: { 'robust-input': { max_tools: 1 }, 'protocol-errors': { enabled: false } },
+      // strict-arguments' valid controls would exercise every tool (they are valid calls too): off here.
+      checks: { 'robust-input': { max_tools: 1 }, 'protocol-errors': { enabled: false }, 'strict-arguments': { enabled: false } },
     });
     const f = findingsOf(r, 'robust-input', 'user-probe-unexpected');
     expect(f.map((x) => [x.tool, x.data.expect, x.data.class, x.level])).toEqual([

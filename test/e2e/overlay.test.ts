@@ -101,6 +101,8 @@ describe.runIf(linux)('an audit of a server that writes to the user’s data by 
     expect(effects.append_shm).toEqual([{ kind: 'file', detail: `changed ${shm}/s.txt`, summary: '6 → 15 bytes; first change at byte 6: "shm line\\n"' }]);
     if (srvWritable) expect(effects.write_srv).toEqual([{ kind: 'file', detail: expect.stringMatching(/^created \/srv\/sealmark-overlay-fixture-\d+\.txt$/), summary: '4 bytes' }]);
     expect(effects.get_status).toEqual([]);
+    // Each tool requires nothing and answered its {} call: a valid call, so each was exercised.
+    expect(report.coverage.tools.every((t) => t.level === 'exercised')).toBe(true);
     const check = checkOf(report, 'default-call-effects');
     expect(check.verdict).toBe('fail');
     // (Other notes name this machine's folders that hold mounts, e.g. /mnt.)
