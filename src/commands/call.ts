@@ -174,6 +174,7 @@ async function callIn(
     const splice = raw !== undefined ? { marker: RAW_MARKER, text: raw } : undefined;
     const ex = await opened.request(opts.method ?? 'tools/call', params, timeoutMs, { splice });
     await new Promise((r) => setTimeout(r, EFFECT_GRACE_MS));
+    if (mark && sandbox) await sandbox.settle(mark);
     // The audit's effect rules, the failed fetch a reply reports included: a replay shows what its finding quotes.
     const effects = effectsOf(sandbox, mark, ex.reply);
     const cl = classifyReply({ reply: ex.reply, declaredParams: propertiesOf(tool?.inputSchema).map((p) => p.name), protocolVersion: opened.handshake.protocolVersion });

@@ -34,6 +34,8 @@ export async function watched(sandbox: Sandbox | undefined, call: () => Promise<
   if (!sandbox && !opts.always) return c;
   const grace = typeof opts.graceMs === 'function' ? opts.graceMs(c) : (opts.graceMs ?? EFFECT_GRACE_MS);
   if (mark && grace > 0) await new Promise((r) => setTimeout(r, grace));
+  // A write still under way (a lock file, a temp file renamed into place) is read once it is done.
+  if (mark && sandbox) await sandbox.settle(mark);
   c.effects = effectsOf(sandbox, mark, c.exchange.reply);
   return c;
 }

@@ -17,6 +17,11 @@ import type { StdioTargetSpec } from './stdio-transport.js';
 /** Commands replaced by logging shims (SPEC section 3; the seed's list plus notify-send and gh). */
 export const SHIMMED_COMMANDS = ['open', 'xdg-open', 'osascript', 'curl', 'wget', 'sendmail', 'mail', 'notify-send', 'gh'] as const;
 
+/** ms without a change of the upper layers after which a call's file effects are settled ({@link Sandbox.settle}). */
+export const SETTLE_QUIET_MS = 50;
+/** Longest wait (ms) for the upper layers to settle after a call's grace period. */
+export const SETTLE_MAX_MS = 1000;
+
 /** Port of the catch-all proxy listener inside the network namespace (a fresh namespace: always free). */
 const PROXY_PORT = 18_089;
 
@@ -276,6 +281,28 @@ export class Sandbox {
   /** Marks the start of a call: effects read by {@link Sandbox.effectsSince} come after this point. */
   mark(): EffectMark {
     return { offset: this.logSize(), logMtimeMs: this.logMtime(), files: this.layers ? new Map() : this.snapshot(), ...(this.layers ? { uppers: snapshotUppers(this.layers, this.identityOf) } : {}) };
+  }
+
+  /**
+   * Waits until the overlay's upper layers stop changing (SPEC section 3: effects are settled, not
+   * read at a fixed moment): when they changed since `mark`, looks again every `quietMs` until two
+   * looks agree, for at most `maxMs`. A write that is still under way (git's `index.lock`, held for
+   * a few ms and removed) is then read as what it left, not as what it was doing. Returns at once
+   * when nothing changed, and without the overlay.
+   */
+  async settle(mark: EffectMark, quietMs = SETTLE_QUIET_MS, maxMs = SETTLE_MAX_MS): Promise<void> {
+    if (!this.layers || !mark.uppers) return;
+    const key = (snap: UpperSnapshot) => [...snap].map(([p, e]) => `${p}\u0000${e.id}`).join('\n');
+    const before = key(mark.uppers);
+    let prev = key(snapshotUppers(this.layers, this.identityOf));
+    if (prev === before) return;
+    const deadline = Date.now() + maxMs;
+    while (Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, quietMs));
+      const cur = key(snapshotUppers(this.layers, this.identityOf));
+      if (cur === prev) return;
+      prev = cur;
+    }
   }
 
   /** A mark before anything happened (every effect of the run so far comes after it). */

@@ -194,7 +194,8 @@ describe('effects-real/filler-control.mjs (firecrawl_monitor_check: every tool r
     expect(c.coverage?.judged).toEqual(['monitor_check', 'monitor_create']);
     expect(c.coverage?.notJudged.map((n) => n.tool)).toEqual(['purge_page']);
     expect(c.coverage?.notJudged[0]!.why).toBe('its {} call was refused (rejected), so it cannot tell what the filler arguments added, and no control call is possible: mode is required and every value of its enum is a side-effect verb, so no call leaves it unarmed');
-    expect(c.notes).toEqual([`purge_page: not judged: ${c.coverage?.notJudged[0]!.why}`]);
+    // (Notes on folders the overlay could not cover, e.g. this machine's /mnt, come after.)
+    expect(c.notes.filter((n) => !n.startsWith('writes under '))).toEqual([`purge_page: not judged: ${c.coverage?.notJudged[0]!.why}`]);
   });
 });
 
