@@ -100,6 +100,8 @@ describe.runIf(linux)('an audit of a server that writes to the user’s data by 
     expect(effects.purge_tree).toEqual([{ kind: 'file', detail: `removed ${data}/tree`, summary: 'a folder with 2 files (a.txt, sub/b.txt)' }]);
     expect(effects.append_shm).toEqual([{ kind: 'file', detail: `changed ${shm}/s.txt`, summary: '6 → 15 bytes; first change at byte 6: "shm line\\n"' }]);
     if (srvWritable) expect(effects.write_srv).toEqual([{ kind: 'file', detail: expect.stringMatching(/^created \/srv\/sealmark-overlay-fixture-\d+\.txt$/), summary: '4 bytes' }]);
+    // Still writing when the grace period ended: read once the writes settled, as the file it left.
+    expect(effects.save_atomic).toEqual([{ kind: 'file', detail: `created ${data}/state.json`, summary: '20 bytes' }]);
     expect(effects.get_status).toEqual([]);
     // Each tool requires nothing and answered its {} call: a valid call, so each was exercised.
     expect(report.coverage.tools.every((t) => t.level === 'exercised')).toBe(true);
@@ -117,6 +119,7 @@ describe.runIf(linux)('an audit of a server that writes to the user’s data by 
       ['purge_tree', 'effect', [`removed ${data}/tree`]],
       ['append_shm', 'effect', [`changed ${shm}/s.txt`]],
       ...(srvWritable ? [['write_srv', 'effect', [expect.stringMatching(/^created \/srv\/sealmark-overlay-fixture-\d+\.txt$/)]]] : []),
+      ['save_atomic', 'effect', [`created ${data}/state.json`]],
     ]);
   });
 
