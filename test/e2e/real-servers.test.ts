@@ -485,10 +485,13 @@ describe('@modelcontextprotocol/server-everything 2026.8.31', () => {
     expect(new Set(checkOf(r(), 'robust-input').findings.map((f) => f.messageId))).toEqual(new Set(['skipped', 'needs-probe']));
   });
 
-  it('coverage: the two read-only no-argument tools were called validly and answered', () => {
-    // get-env and get-tiny-image declare readOnlyHint: true and no arguments: `{}` is a valid call.
+  it('coverage: the tools called validly and answered without error are exercised', () => {
+    // get-env and get-tiny-image declare readOnlyHint: true and no arguments: `{}` is a valid call
+    // (robust-input's read-only-no-args). The toggles and the resource tools require nothing either:
+    // the effects pack's `{}` call to them (and strict-arguments' `{}` control) is valid too, and was
+    // answered (SPEC section 1: any valid call answered without error).
     expect(r().coverage.level).toBe('exercised');
-    expect(r().coverage.tools.filter((t) => t.level === 'exercised').map((t) => t.name)).toEqual(['get-env', 'get-tiny-image']);
+    expect(r().coverage.tools.filter((t) => t.level === 'exercised').map((t) => t.name)).toEqual(['get-env', 'get-resource-links', 'get-resource-reference', 'get-tiny-image', 'toggle-simulated-logging', 'toggle-subscriber-updates']);
     const env = toolCalls(r()).find((c) => c.tool === 'get-env')!;
     expect(env.class).toBe('accepted');
     // get-env prints the server's whole environment: it shows the environment was scrubbed. The
