@@ -196,6 +196,22 @@ describe('no process is left behind', () => {
  * True while `pid` runs. A killed process whose parent died waits as a zombie until init reaps it
  * (this sandbox's init does not), so a zombie counts as ended.
  */
+/**
+ * The processes whose command line holds `tag` still running 2 s after an audit returned (SIGKILL
+ * was sent at close; the kernel ends a process a moment later on a busy machine). Any found are
+ * killed, so a failing test leaves nothing behind.
+ */
+async function leftWith(tag: string): Promise<{ pid: number; args: string }[]> {
+  const deadline = Date.now() + 2000;
+  let left = (await processesWith(tag)).filter((p) => running(p.pid));
+  while (left.length > 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+    left = (await processesWith(tag)).filter((p) => running(p.pid));
+  }
+  for (const p of left) process.kill(p.pid, 'SIGKILL');
+  return left;
+}
+
 function running(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -232,15 +248,7 @@ describe('the whole process tree ends at close (SPEC section 3, step 4)', () => 
     const report = await auditFixture('spawns-setsid-grandchild.mjs', { checks: { 'protocol-errors': { enabled: false } } }, [tag], { sandbox: false });
     expect(report.status).toBe('audited');
     expect(report.sandbox.kind).toBe('none');
-    const deadline = Date.now() + 2000;
-    let left = (await processesWith(tag)).filter((p) => running(p.pid));
-    while (left.length > 0 && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 50));
-      left = (await processesWith(tag)).filter((p) => running(p.pid));
-    }
-    // Leave nothing behind even when the assertion fails.
-    for (const p of left) process.kill(p.pid, 'SIGKILL');
-    expect(left).toEqual([]);
+    expect(await leftWith(tag)).toEqual([]);
   });
 
   it('a grandchild that ignores SIGTERM is gone after the audit (--no-sandbox)', async () => {
@@ -252,15 +260,7 @@ describe('the whole process tree ends at close (SPEC section 3, step 4)', () => 
       const report = await auditFixture('spawns-grandchild.mjs', { checks: { 'protocol-errors': { enabled: false } } }, [pidFile, tag], { sandbox: false });
       expect(report.status).toBe('audited');
       expect(Number(readFileSync(pidFile, 'utf8'))).toBeGreaterThan(0);
-      // SIGKILL was sent at close; the kernel ends the process a moment later on a busy machine.
-      const deadline = Date.now() + 2000;
-      let left = (await processesWith(tag)).filter((p) => running(p.pid));
-      while (left.length > 0 && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 50));
-        left = (await processesWith(tag)).filter((p) => running(p.pid));
-      }
-      for (const p of left) process.kill(p.pid, 'SIGKILL');
-      expect(left).toEqual([]);
+      expect(await leftWith(tag)).toEqual([]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
