@@ -11,6 +11,7 @@ import { MAX_RESTARTS, Recorder, type Progress } from './probes/recorder.js';
 import { gatherRobustInput, hangLimitMs } from './probes/robust-input.js';
 import { gatherProtocolErrors } from './probes/protocol-errors.js';
 import { gatherEffects } from './probes/effects.js';
+import { closeLateWindow, closeWatch } from './probes/watch.js';
 import { adoptLateReplies, gatherLimits } from './probes/limits.js';
 import { gatherOversized } from './probes/oversized.js';
 import { gatherConcurrency } from './probes/concurrency.js';
@@ -240,7 +241,21 @@ async function auditSpec(
   }
   // A server that exits is started again with the same settings (SPEC section 3 step 3); its
   // messages go on in the same transcript.
-  const restart = () => Session.open(spec, { initTimeoutMs: config.timeout_init_sec * 1000, transcriptPath: options.transcriptPath, appendTranscript: true, redactor });
+  // Every message sent to the server ends the late window of the last watched call (SPEC section 3).
+  const closeWindow = sandbox ? () => void closeLateWindow(sandbox) : undefined;
+  opened.onRequest = closeWindow;
+  const restart = async () => {
+    // What the ended start did is its calls' (late, if after their replies; it has ended, so
+    // nothing more comes); the next start gets fresh upper layers, so it sees the user's files,
+    // not what the ended start wrote.
+    if (sandbox) {
+      closeLateWindow(sandbox);
+      sandbox.freshStart();
+    }
+    const next = await Session.open(spec, { initTimeoutMs: config.timeout_init_sec * 1000, transcriptPath: options.transcriptPath, appendTranscript: true, redactor });
+    if (next instanceof Session) next.onRequest = closeWindow;
+    return next;
+  };
   const rec = new Recorder(opened, options.onProgress, secrets, restart);
   try {
     const session = opened;
@@ -294,6 +309,8 @@ async function auditSpec(
       // on one must not escape the checks above by it.
       if (needs.has('design') && !stopped && (await live())) artifacts.design = await gatherDesign(rec, tools, config, sandbox, options.allowEffects === true);
     }
+    // A delayed effect of the last watched call is still that call's: read before anything is judged.
+    await closeWatch(sandbox);
     for (const s of rec.sessions) await s.close();
     // A reply to a request sealmark stopped waiting for may come until the end: each one found
     // now replaces its call's "no reply" record before anything is judged.

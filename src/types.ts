@@ -86,8 +86,12 @@ export interface ProbeCall {
   target?: string;
   exchange: Exchange;
   classification?: Classification;
-  /** Side effects the sandbox saw during this call (effect-pack and limits calls). */
-  effects?: { kind: 'shim' | 'network' | 'file'; detail: string; summary?: string }[];
+  /**
+   * Side effects the sandbox saw for this call, in the order seen (see `Effect` in
+   * src/target/sandbox.ts): `lateMs` is set on those that arrived after the call was settled and
+   * before the next request (ms from the reply).
+   */
+  effects?: { kind: 'shim' | 'network' | 'file'; detail: string; summary?: string; lateMs?: number }[];
   /**
    * Limits probes: the value put in the probed property, as written on the wire (`false`, `-1`,
    * `NaN`, `1,"limit":5` for a duplicate member).

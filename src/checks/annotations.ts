@@ -7,6 +7,7 @@ import type { Check, CheckMeta } from './check.js';
 import { finding, group, verdictOf } from './finding.js';
 import { hintsOf, nameStyleOf, verbOf } from '../naming.js';
 import type { Finding, ListedTool } from '../types.js';
+import { EFFECT_TIMING } from './effects-common.js';
 
 export const meta: CheckMeta = {
   id: 'annotations',
@@ -48,6 +49,7 @@ export const meta: CheckMeta = {
       'readOnlyHint true together with destructiveHint true is a contradiction (fail).',
       'When there are three or more tools, all with the same annotations, and the tools\' names include both read verbs and write verbs (src/naming.ts tables, as tool-naming reads them), the annotations were likely pasted, not stated: noted for information only, since the name-against-annotation contradiction is tool-naming\'s finding (one cause, one finding).',
       'Behaviour against claim: a file created, changed or removed, or a shimmed command run (open, sendmail, curl …), during any call to a tool that states readOnlyHint true fails the check; a network attempt during a call to a tool that states openWorldHint false fails it too. A network attempt by a read-only tool that does not claim a closed world is not held against readOnlyHint: reading from the network is what open world means, and the sandbox cannot tell a read from a write there. Each finding quotes the effect and points at the call.',
+      EFFECT_TIMING,
       'Scoring: scored (pass 1, partial 0.5, fail 0).',
     ],
     fix: 'State all four hints on every tool, from what the handler really does: readOnlyHint true only for tools that change nothing anywhere (no files, no network writes, no caches outside memory); destructiveHint false only when the tool never deletes or overwrites; openWorldHint false only when it never leaves the process.',

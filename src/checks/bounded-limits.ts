@@ -4,7 +4,7 @@
  * limit: "reject ambiguous resource limits before admitting any work"; SPEC section 5).
  */
 import { whyNotRun, type Check, type CheckMeta } from './check.js';
-import { distinctEffects, effectQuote, effectText } from './effects-common.js';
+import { EFFECT_TIMING, distinctEffects, effectQuote, effectText } from './effects-common.js';
 import { finding, verdictOf } from './finding.js';
 import { upstreamFailureLine } from '../classify.js';
 import {
@@ -90,9 +90,10 @@ export const meta: CheckMeta = {
       'Dynamically, each value of the probe list is sent in place of the property, the other arguments taken from the tool\'s `probes:` entry (expect ok) or sampled from its schema and proven valid with Ajv. Values the schema forbids must be rejected: accepted (or failing downstream after acceptance) is a fail. A value the schema allows (−1 without a minimum, 10^9 without a maximum) is judged by what it did, not by being accepted; it is sent only where a valid call is allowed (a `probes:` entry or a read-only tool), because it is a real call.',
       `Raw JSON text is written on the wire by sealmark itself. \`NaN\` and \`Infinity\` are not JSON: a parse error (-32700), an invalid-params error or a refusal is right; a line dropped without any reply is noted (sealmark waits ${DROPPED_LINE_GRACE_MS} ms after the server answered a tools/list sent behind it). \`1.0\` is the integer 1 to JSON Schema, so accepting it is right unless 1 is out of range. A duplicate member whose later value is over the maximum must be rejected, unless the item count shows the server read the first one.`,
       'Where a valid call exists, the items returned for 0, −1 and −5 are compared with those for 1: more items than 1 returned (and more than one item) fails as "zero means unlimited" or "a negative admits more work".',
-      'In the sandbox, every call\'s effects are read (after a 250 ms grace, except for tools that state `readOnlyHint: true`); a call with a value the schema forbids that was rejected but had an effect fails (the work was admitted before the rejection). Identical effects of one call (an HTTP client retrying) are one finding, quoted with their count. A call with a value the schema admits (0 and 1 of the item comparison) is a valid call: its effects are expected and not judged.',
+      'In the sandbox, every call\'s effects are read (after the quiet period below, except a rejected call to a tool that states `readOnlyHint: true`, read at its reply); a call with a value the schema forbids that was rejected but had an effect fails (the work was admitted before the rejection). Identical effects of one call (an HTTP client retrying) are one finding, quoted with their count. A call with a value the schema admits (0 and 1 of the item comparison) is a valid call: its effects are expected and not judged.',
       'An error that names no parameter and reports an upstream HTTP failure (`Request failed with status code 502`), while the sandbox saw the tool connect out during the call, is not a rejection: the tool ran and its request was refused by the sandbox\'s proxy, so a forbidden value there was used (`used-upstream`). When 0 and 1 both fail that way, the zero comparison is not judged (`zero-not-compared`), neither passed nor failed.',
       'A hang (no reply within the hang limit of robust-input) or the server exiting on a value fails. Probing stops after three hangs or when the server is gone, and says what was not reached.',
+      EFFECT_TIMING,
       'Scoring: scored (pass 1, partial 0.5, fail 0).',
     ],
     fix: 'Declare every count as `{"type": "integer", "minimum": 0, "maximum": N}` with N the most the server will do, and validate with exact types (`type(x) is int` in Python, `Number.isInteger` in JavaScript, a JSON Schema validator) before any work. Give 0 one meaning (no items) and never fall back to "all" on a falsy value; reject negatives instead of slicing with them; reject duplicate members and non-JSON constants when you parse (Python: `object_pairs_hook`, `parse_constant`).',

@@ -4,7 +4,7 @@
  * human asking must only ever reach that tool's side-effect-free default"; SPEC section 5).
  */
 import type { Check, CheckMeta } from './check.js';
-import { effectsNotRun, effectsOf, unseenWrites } from './effects-common.js';
+import { EFFECT_TIMING, LATE_LIMIT, effectsNotRun, effectsOf, unseenWrites } from './effects-common.js';
 import { finding, verdictOf } from './finding.js';
 
 export const meta: CheckMeta = {
@@ -34,7 +34,8 @@ export const meta: CheckMeta = {
     summary:
       'Auto-invoking routers, retry loops and models that guess call tools with `{}` or next to nothing. Whatever a tool does on that call happens without anyone asking: it must be side-effect free.',
     how: [
-      'In the sandbox, each tool with no required argument (every tool with --all) is called with `{}`; the effect log is read after the reply and a short grace period (250 ms) for effects set off without waiting.',
+      'In the sandbox, each tool with no required argument (every tool with --all) is called with `{}`.',
+      EFFECT_TIMING,
       'Any shim call, network attempt or file change during the call fails the check, with the tool, the exact request and the effect as evidence. Identical effects of one call (an HTTP client retrying one request: three identical proxy CONNECTs) are one finding, quoted with their count.',
       'Without the sandbox no tool is called (n/a) unless --allow-effects is given.',
       'Scoring: scored (pass 1, fail 0).',
@@ -43,7 +44,7 @@ export const meta: CheckMeta = {
     falsePositives: ['A tool that writes a cache file on every call fails; that is still a write nobody asked for.'],
     falseNegatives: [
       'Shims catch commands found through PATH only; an absolute path (/usr/bin/open) is missed unless it shows in the reply. A write outside the folders the overlay covers (or, where overlayfs is not permitted, outside the scratch folders) is missed; the notes name those folders.',
-      'Effects that happen later than 250 ms after the reply are attributed to the next call or missed.',
+      LATE_LIMIT,
       'A connection made without the proxy variables by a binary called by absolute path shows only if the reply quotes its failure.',
       'The sandbox isolates careless servers, not hostile ones: a server runs as your user and can reach the effect log; a log that shrinks during a call is reported as erased evidence, but subtler tampering is not detected.',
     ],

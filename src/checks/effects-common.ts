@@ -1,6 +1,20 @@
 /** What the effect checks share: the effects of calls, and the n/a of a run that called nothing. */
 import type { Artifacts } from './check.js';
 import type { CheckResult, Evidence, ProbeCall } from '../types.js';
+import { EFFECT_LONGEST_WAIT_MS, EFFECT_QUIET_MS, LATE_WINDOW_MS } from '../target/sandbox.js';
+
+/**
+ * How a call's effects are collected, for the `how` of every check that judges effects (SPEC
+ * section 3: watched as events; the quiet period and the longest wait stated). The numbers are the
+ * sandbox's ({@link EFFECT_QUIET_MS}, {@link EFFECT_LONGEST_WAIT_MS}, {@link LATE_WINDOW_MS}).
+ */
+export const EFFECT_TIMING =
+  `Effects are watched as events (each line of the effect log, each change of the overlay's upper layers, through inotify), not by a fixed wait: a call's effects are what arrives from its request until its reply is in and no event has come for ${EFFECT_QUIET_MS} ms (the quiet period, counted again from each event; a server that never stops writing is read at the longest wait, ${EFFECT_LONGEST_WAIT_MS} ms after the reply). ` +
+  `An effect that comes after that, before the next request to the server, is still that call's, marked late (the finding says "after the reply"; the call's effects give the ms). ` +
+  `Before a call whose effects blame its tool (a default or filler call, a repeat, a made-up proposal), the sandbox waits until it has been quiet for ${LATE_WINDOW_MS} ms since the last call the server ran (at most ${EFFECT_LONGEST_WAIT_MS} ms), so a delayed effect of that call (a debounced save) lands first and goes to it.`;
+
+/** What an effects check cannot see of a delayed effect (its false negatives), to go with {@link EFFECT_TIMING}. */
+export const LATE_LIMIT = `An effect delayed beyond the next request to the server (more than ${LATE_WINDOW_MS} ms before a call that blames its tool, any delay past the quiet period before other calls) is attributed to the call in flight when it arrives; one that comes after the audit's last call is read after ${LATE_WINDOW_MS} ms of quiet, later ones are missed.`;
 
 /** One distinct effect of one call: identical lines of the effect log counted, not repeated. */
 export interface DistinctEffect {
@@ -8,6 +22,8 @@ export interface DistinctEffect {
   detail: string;
   /** How many identical entries of the call's effect log it stands for (1 or more). */
   count: number;
+  /** Every entry arrived after the call was settled (late, SPEC section 3): ms from the reply to the first. */
+  lateMs?: number;
 }
 
 /**
@@ -22,18 +38,22 @@ export function distinctEffects(call: ProbeCall): DistinctEffect[] {
   for (const e of call.effects ?? []) {
     const key = `${e.kind}\u0000${e.detail}`;
     const seen = out.get(key);
-    if (seen) seen.count++;
-    else out.set(key, { kind: e.kind, detail: e.detail, count: 1 });
+    if (!seen) out.set(key, { kind: e.kind, detail: e.detail, count: 1, ...(e.lateMs !== undefined ? { lateMs: e.lateMs } : {}) });
+    else {
+      seen.count++;
+      if (e.lateMs === undefined) delete seen.lateMs;
+    }
   }
   return [...out.values()];
 }
 
 /**
  * An effect as findings show it: `network: proxy: CONNECT host:443 HTTP/1.1`, with
- * ` (3 times during the call)` when the log had it more than once.
+ * ` (3 times during the call)` when the log had it more than once, and ` (after the reply)` for a
+ * late one (its ms are in the call's effects, not in the message, which stays the same run to run).
  */
 export function effectText(e: DistinctEffect): string {
-  return `${e.kind}: ${e.detail}${e.count > 1 ? ` (${e.count} times during the call)` : ''}`;
+  return `${e.kind}: ${e.detail}${e.count > 1 ? ` (${e.count} times during the call)` : ''}${e.lateMs !== undefined ? ' (after the reply)' : ''}`;
 }
 
 /** An effect as evidence quotes it: the log line, with ` (×3)` when it was seen more than once. */

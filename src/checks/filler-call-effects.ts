@@ -4,7 +4,7 @@
  * flag…", its `filled()` and the three-tool example; SPEC section 5).
  */
 import type { Check, CheckMeta } from './check.js';
-import { distinctEffects, effectsNotRun, effectsOf, type DistinctEffect, unseenWrites } from './effects-common.js';
+import { EFFECT_TIMING, LATE_LIMIT, distinctEffects, effectsNotRun, effectsOf, type DistinctEffect, unseenWrites } from './effects-common.js';
 import { coverageIn, finding, group, verdictOf } from './finding.js';
 import { needsControl } from '../probes/effects.js';
 import type { Finding, ProbeCall } from '../types.js';
@@ -44,11 +44,12 @@ export const meta: CheckMeta = {
       'An effect of the filler call that the `{}` call to the same tool did not have fails the check, naming the tool, the exact arguments and the effect (e.g. `shim: curl -s https://hooks.example/notify`): only what the filler arguments added is blamed (SPEC section 5, one cause is one finding). An effect both calls had is noted here and failed by default-call-effects.',
       'When the `{}` call was refused (a required argument missing) and the filler call had an effect, `{}` cannot tell what the flagged properties added: a control call is made with the filler\'s arguments minus the optional flagged properties (required switches unarmed, required arguments filled the same way). An effect it had too is noted, not blamed: it is what any valid call to the tool does. When no control is possible (a required enum whose every value is a side-effect verb) the tool is not judged, and the coverage says so.',
       'Identical effects of one call (an HTTP client retrying the same request) are one effect, quoted with their count; effects are compared as kind and target (digits blanked, `created` and `changed` of one file alike).',
+      EFFECT_TIMING,
       'Scoring: scored (pass 1, fail 0).',
     ],
     fix: 'Remove the switch from the schema and honour it in the handler only from trusted callers (see armed-flags); for sends, payments and deletions use a propose/execute pair.',
     falsePositives: ['An effect that depends on state or on the value (a file named after an argument, a second file the filler call writes because the first exists) can read as new: the effect\'s text is compared, not its cause.'],
-    falseNegatives: ['As for default-call-effects: commands by absolute path and effects outside the scratch folders that do not show in the reply are missed.'],
+    falseNegatives: ['As for default-call-effects: commands by absolute path and writes outside the folders the overlay covers that do not show in the reply are missed.', LATE_LIMIT],
     limits: ['One filler: the one the seed describes. Other fillers (models) choose differently.'],
   },
 };

@@ -9,6 +9,7 @@ import { finding, verdictOf } from './finding.js';
 import { KEY_NAMES, IDEMPOTENT_VERBS, verbOf, nameStyleOf } from '../naming.js';
 import { keyProperty, writesNonIdempotently } from '../probes/design.js';
 import type { Finding } from '../types.js';
+import { EFFECT_TIMING } from './effects-common.js';
 
 export const meta: CheckMeta = {
   id: 'idempotency-key',
@@ -49,6 +50,7 @@ export const meta: CheckMeta = {
       `A tool whose name's verb is idempotent by nature (${IDEMPOTENT_VERBS.join(', ')}) needs no key: doing it twice leaves the world as doing it once.`,
       'Behaviour wins over the statement: when the same call (same arguments) was made again in the sandbox and only the first made an effect, the tool de-duplicates; that is noted (`one-effect`, with the advice to state idempotentHint: true) instead of asking for a key.',
       `Dynamically, in the sandbox, each such tool with a \`probes:\` entry (expect ok) is called twice with the entry's arguments, plus a key made up for the run (\`repeat-\` and 16 hex digits, new each run so that no server can recognise it) in its key property when it offers one. When the first call had an effect (the effect log of default-call-effects), the second must have none: two effects fail the check.`,
+      EFFECT_TIMING,
       'Scoring: scored (pass 1, partial 0.5, fail 0).',
     ],
     fix: 'Accept an idempotency key (or derive one from the conversation and the request, as the seed shows for Stripe), remember the keys you have acted on, and answer a repeated key with the first result instead of acting again.',

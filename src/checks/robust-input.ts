@@ -7,6 +7,7 @@ import { coverageIn, finding, group, verdictOf } from './finding.js';
 import type { Finding, ProbeCall } from '../types.js';
 import { MAX_RESTARTS, type ExitCause } from '../probes/recorder.js';
 import type { ExitInfo } from '../target/stdio-transport.js';
+import { EFFECT_TIMING } from './effects-common.js';
 
 /** The schema-invalid probes, whose replies decide the verdict. */
 export const INVALID_PROBES: ReadonlySet<string> = new Set([
@@ -85,6 +86,7 @@ export const meta: CheckMeta = {
       'After a tool\'s last probe, and after any protocol error, tools/list is sent to see that the server is still alive. After three hangs probing stops and what was not reached is listed.',
       'An exit is blamed on a call only when that holds: the candidates are the calls in flight when the server exited and the tools/call requests answered up to 1 s before (a server may reply, then crash in work it scheduled). One candidate is the cause; of several, after the restart each is replayed alone (most recent first, watched 200 ms after its reply) and the one that exits the server again is the cause, its replay and the server\'s stderr in the evidence. When none does (or the confirmation restarts, kept apart from the restarts for the remaining probes, are spent, or an earlier exit was reproduced by no single call, as with a server that exits on its n-th call whatever it is), exited-unattributed names the candidates and blames no tool.',
       'A tool with no arguments that declares readOnlyHint: true gets one valid `{}` call; it counts for coverage only when it succeeds. Your probes: entries are sent as valid calls and scanned the same way.',
+      EFFECT_TIMING,
       'Scoring: scored, so pass = 1 point, partial = 0.5, fail = 0; a fail lowers the core pack but never caps the letter.',
     ],
     fix: 'Validate arguments against the declared inputSchema before running the tool, and answer a schema-invalid call with a tool result with isError: true whose text names the argument and what is wrong. Do not use an argument before validating it (an upstream request built from it is leniency), do not let runtime errors (TypeError, KeyError) reach the reply, and for arrays of objects check each item\'s required fields. Strip stack traces and file paths from error texts.',

@@ -14,6 +14,7 @@ import { coverageIn, finding, group, verdictOf } from './finding.js';
 import { exitText } from './robust-input.js';
 import type { Finding, ProbeCall, ReplyClass } from '../types.js';
 import { sdkAdvice, sdkCause, sdkCauseField, type SdkCause } from '../target/sdk.js';
+import { EFFECT_TIMING } from './effects-common.js';
 
 export const meta: CheckMeta = {
   id: 'strict-arguments',
@@ -68,6 +69,7 @@ export const meta: CheckMeta = {
       'A call valid apart from the probed fault may run the tool, so it never goes to a tool that may write; such tools are listed as not judged, with why.',
       'A server that exits on a probe is started again for the rest; the exit is the finding of the probe that caused it.',
       'When the server is built on a framework whose own code gives the reply (a table read from its source, src/target/sdk.ts: fastmcp 4.3.2 lists every parameters schema with additionalProperties: false while a zod object strips undeclared keys, and validates a missing `arguments` as undefined, "root: Invalid input: expected object, received undefined"), the finding names the framework and its version, with what your code can change.',
+      EFFECT_TIMING,
       'Scoring: scored, so pass = 1 point, partial = 0.5, fail = 0.',
     ],
     fix: 'Treat a missing `arguments` member as `{}` before validating (the MCP schema makes it optional), and validate with a schema that refuses undeclared keys when your inputSchema says additionalProperties: false (zod: .strict(); pydantic: extra="forbid"), or drop additionalProperties: false from the schema if you mean to ignore them. On FastMCP (the finding names it), the listed additionalProperties: false is the framework\'s, so make the parameters object strict (zod .strict(), valibot v.strictObject), and give it a default (zod .default({})) or leave `parameters` out of a tool that takes none, so a missing `arguments` is not refused.',

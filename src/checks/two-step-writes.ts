@@ -11,6 +11,7 @@ import { MADE_UP_PROPOSAL, proposalProperty } from '../probes/design.js';
 import { propertiesOf } from '../schema.js';
 import { flaggedProperties } from '../flags.js';
 import type { Finding, ListedTool } from '../types.js';
+import { EFFECT_TIMING } from './effects-common.js';
 
 export const meta: CheckMeta = {
   id: 'two-step-writes',
@@ -51,6 +52,7 @@ export const meta: CheckMeta = {
       `It is an execute step when it requires a proposal id: a property named ${PROPOSAL_NAMES.map((p) => p.join('_')).join(', ')} (any naming style). An irreversible tool that is not an execute step is partial; if the sandbox saw it act on a call sealmark made of its own accord (a filler or default call: nobody approved it), it fails. Calls from your probes: entries are yours, and do not count.`,
       'Each execute step is called in the sandbox with that made-up proposal id: an accepted reply, or any effect, fails; the server exiting on it fails, and no reply within the hang limit is partial (neither is a refusal).',
       'A Boolean property of an execute step that armed-flags reads as an approval or a side-effect switch (approved_by_user, confirm) is partial: a filler sets it true.',
+      EFFECT_TIMING,
       'Scoring: scored (pass 1, partial 0.5, fail 0).',
     ],
     fix: 'Split the tool: a propose step that returns a proposal with an id and changes nothing, and an execute step that requires that id, looks it up, refuses ids it did not issue, and acts once. Keep the approval out of the model\'s reach (the client asks the human), not in a Boolean argument.',

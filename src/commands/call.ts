@@ -7,9 +7,9 @@ import { headerSecrets, httpSpec, serverEnv } from '../audit.js';
 import { networkAtStart } from '../target/network-at-start.js';
 import { readClientConfig } from '../client-config.js';
 import type { HttpTargetSpec } from '../target/http-transport.js';
-import { EFFECT_GRACE_MS } from '../probes/effects.js';
 import { Sandbox, startSpec } from '../target/sandbox.js';
-import { effectsOf } from '../probes/watch.js';
+import { closeWatch, watched } from '../probes/watch.js';
+import type { ProbeCall } from '../types.js';
 import type { StdioTargetSpec } from '../target/stdio-transport.js';
 import { classifyReply } from '../classify.js';
 import { defaultConfig } from '../config/defaults.js';
@@ -169,15 +169,23 @@ async function callIn(
     const listing = await opened.listTools(timeoutMs);
     const tool = listing.tools.find((t) => (t as { name?: unknown })?.name === opts.tool) as { inputSchema?: unknown } | undefined;
     const params: unknown = opts.rawParams !== undefined ? RAW_MARKER : { name: opts.tool, ...(args !== undefined ? { arguments: args } : {}) };
-    const mark = sandbox?.mark();
     const raw = opts.rawParams ?? opts.rawArgs;
     const splice = raw !== undefined ? { marker: RAW_MARKER, text: raw } : undefined;
-    const ex = await opened.request(opts.method ?? 'tools/call', params, timeoutMs, { splice });
-    await new Promise((r) => setTimeout(r, EFFECT_GRACE_MS));
-    if (mark && sandbox) await sandbox.settle(mark);
-    // The audit's effect rules, the failed fetch a reply reports included: a replay shows what its finding quotes.
-    const effects = effectsOf(sandbox, mark, ex.reply);
-    const cl = classifyReply({ reply: ex.reply, declaredParams: propertiesOf(tool?.inputSchema).map((p) => p.name), protocolVersion: opened.handshake.protocolVersion });
+    const declaredParams = propertiesOf(tool?.inputSchema).map((p) => p.name);
+    // The audit's effect rules (src/probes/watch.ts), the failed fetch a reply reports and the late
+    // effects of the call included: a replay shows what its finding quotes.
+    const made = await watched(
+      sandbox,
+      async (): Promise<ProbeCall> => {
+        const exchange = await opened.request(opts.method ?? 'tools/call', params, timeoutMs, { splice });
+        return { seq: 1, probe: 'call', exchange, classification: classifyReply({ reply: exchange.reply, declaredParams, protocolVersion: opened.handshake.protocolVersion }) };
+      },
+      { always: true, blames: true },
+    );
+    await closeWatch(sandbox);
+    const ex = made.exchange;
+    const effects = made.effects ?? [];
+    const cl = made.classification!;
     const out: string[] = [];
     out.push(`protocol ${opened.handshake.protocolVersion ?? '?'}${tool || opts.tool === undefined ? '' : `  (note: ${opts.tool} is not in tools/list)`}`);
     out.push(`sent     ${ex.sent}`);
@@ -187,7 +195,7 @@ async function callIn(
     out.push(`class    ${cl.class}`);
     for (const l of cl.leaks) out.push(`leak     ${l.pattern}: ${l.line}`);
     for (const n of cl.notes) out.push(`note     ${n}`);
-    for (const e of effects) out.push(`effect   ${e.kind}: ${e.detail}${e.summary ? ` (${e.summary})` : ""}`);
+    for (const e of effects) out.push(`effect   ${e.kind}: ${e.detail}${e.summary ? ` (${e.summary})` : ''}${e.lateMs !== undefined ? ` (late: ${e.lateMs} ms after the reply)` : ''}`);
     const r2 = ex.reply;
     const hits = r2.kind === 'response' || r2.kind === 'malformed' ? scanSecrets(r2.raw, secrets) : [];
     for (const h of hits) out.push(`secret   ${h.kind} ${h.name} in the ${h.where}`);

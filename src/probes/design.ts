@@ -87,7 +87,7 @@ export async function gatherDesign(rec: Recorder, tools: ListedTool[], config: R
         else if (p.types.includes('boolean')) args[p.name] = true;
         else if (p.required) args[p.name] = sampleProperty(p);
       }
-      const c = await watched(sandbox, () => rec.toolCall('made-up-proposal', tool.name, args, hangMs, declared, { target: proposal }), { always: true });
+      const c = await watched(sandbox, () => rec.toolCall('made-up-proposal', tool.name, args, hangMs, declared, { target: proposal }), { always: true, blames: true });
       run.madeUp.push({ tool: tool.name, property: proposal, seq: c.seq });
     }
     if (!writesNonIdempotently(tool, style)) continue;
@@ -100,8 +100,8 @@ export async function gatherDesign(rec: Recorder, tools: ListedTool[], config: R
     const key = keyProperty(tool);
     const args: Record<string, unknown> = { ...entry.arguments };
     if (key && !(key in args)) args[key] = REPEAT_KEY;
-    const first = await watched(sandbox, () => rec.toolCall('repeat-first', tool.name, args, hangMs, declared), { always: true });
-    const second = await watched(sandbox, () => rec.toolCall('repeat-second', tool.name, args, hangMs, declared), { always: true });
+    const first = await watched(sandbox, () => rec.toolCall('repeat-first', tool.name, args, hangMs, declared), { always: true, blames: true });
+    const second = await watched(sandbox, () => rec.toolCall('repeat-second', tool.name, args, hangMs, declared), { always: true, blames: true });
     run.repeats.push({ tool: tool.name, key: key ? String(args[key]) : undefined, seqs: [first.seq, second.seq] });
   }
   return run;

@@ -16,7 +16,6 @@ import { uncallable } from './callable.js';
 import { hangLimitMs } from './robust-input.js';
 import { watched } from './watch.js';
 
-export { EFFECT_GRACE_MS } from './watch.js';
 
 /** What the effects gatherer did, beside its calls. */
 export interface EffectsRun {
@@ -157,5 +156,5 @@ export async function gatherEffects(rec: Recorder, tools: ListedTool[], config: 
 
 /** One effects call, watched (without the sandbox, with --allow-effects, only what the reply itself reports is seen). */
 function watch(rec: Recorder, opts: EffectsOptions, tool: string, probe: string, args: Record<string, unknown>, hangMs: number, declared: string[]): Promise<ProbeCall> {
-  return watched(opts.sandbox, () => rec.toolCall(probe, tool, args, hangMs, declared), { always: true });
+  return watched(opts.sandbox, () => rec.toolCall(probe, tool, args, hangMs, declared), { always: true, blames: true });
 }

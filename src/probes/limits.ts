@@ -14,7 +14,7 @@ import { readResponse } from '../target/wire.js';
 import type { ListedTool, ProbeCall } from '../types.js';
 import { sampleValid } from '../values.js';
 import { uncallable } from './callable.js';
-import { EFFECT_GRACE_MS, watched } from './watch.js';
+import { watched } from './watch.js';
 import type { Recorder } from './recorder.js';
 import type { Session } from '../target/session.js';
 import { MAX_HANGS, hangLimitMs, maxTools, validArgs } from './robust-input.js';
@@ -346,7 +346,7 @@ interface Send {
  */
 function send(rec: Recorder, s: Send): Promise<ProbeCall> {
   const admitted = (c: ProbeCall) => c.classification?.class === 'accepted' || c.classification?.class === 'lenient-downstream';
-  return watched(s.sandbox, () => make(rec, s), { graceMs: (c) => (s.readOnly && !admitted(c) ? 0 : EFFECT_GRACE_MS) });
+  return watched(s.sandbox, () => make(rec, s), { judged: (c) => !s.readOnly || admitted(c) });
 }
 
 async function make(rec: Recorder, s: Send): Promise<ProbeCall> {

@@ -21,7 +21,7 @@ import type { Recorder } from './recorder.js';
 import { uncallable } from './callable.js';
 import { countItems } from '../limits.js';
 import type { Sandbox } from '../target/sandbox.js';
-import { EFFECT_GRACE_MS, watched } from './watch.js';
+import { watched } from './watch.js';
 
 /** One planned invalid call. `args` undefined = the `arguments` member is omitted. */
 interface PlannedProbe {
@@ -188,7 +188,7 @@ export async function gatherRobustInput(rec: Recorder, tools: ListedTool[], conf
       // Every call is watched in the sandbox: what an accepted invalid call set off is its evidence
       // (case C7), and what a read-only tool does is its annotations' test. Only the valid call
       // waits the grace period; an invalid one is read at once.
-      const call = await watched(sandbox, send, { graceMs: p.probe === 'read-only-no-args' ? EFFECT_GRACE_MS : 0 });
+      const call = await watched(sandbox, send, { judged: p.probe === 'read-only-no-args' });
       entry.probes.push(p.probe);
       const cls = call.classification?.class;
       // The exit is this probe's finding; the server is started again for the rest (SPEC section 3

@@ -20,7 +20,7 @@ import type { Recorder } from './recorder.js';
 import type { Sandbox } from '../target/sandbox.js';
 import { uncallable } from './callable.js';
 import { hangLimitMs, validArgs } from './robust-input.js';
-import { EFFECT_GRACE_MS, watched } from './watch.js';
+import { watched } from './watch.js';
 
 /**
  * One planned strict-arguments call. `args` undefined = the `arguments` member is omitted. The two
@@ -134,7 +134,7 @@ export async function gatherStrictArguments(rec: Recorder, tools: ListedTool[], 
       const mayRun = c.invalidBecause.length === 0 || c.probe === 'extra-only';
       const target = c.probe === 'extra-only' ? UNEXPECTED_KEY : c.probe === 'no-arguments' ? '(root)' : undefined;
       const extra = { ...(target ? { target } : {}), ...(c.invalidBecause.length > 0 ? { invalidBecause: c.invalidBecause } : {}) };
-      const call = await watched(sandbox, () => rec.toolCall(c.probe, tool.name, c.args, hangMs, declared, extra), { graceMs: mayRun ? EFFECT_GRACE_MS : 0 });
+      const call = await watched(sandbox, () => rec.toolCall(c.probe, tool.name, c.args, hangMs, declared, extra), { judged: mayRun });
       own.probes.push(c.probe);
       const cls = call.classification?.class;
       if (c.probe === 'empty-arguments' || c.probe === 'valid-arguments') controlFailed = cls === 'hang' || cls === 'exited';

@@ -1,60 +1,143 @@
 /**
- * One way to watch a call for side effects (SPEC section 3): mark the sandbox's effect log, make
- * the call, wait a grace period for effects set off without waiting, and attach what the log
- * gained to the call. Every gatherer that needs effects goes through here.
+ * One way to watch a call for side effects (SPEC section 3): effects are events of the sandbox (a
+ * line added to its effect log, a change of the overlay's upper layers), and a call's effects are
+ * what arrived from its request until it is settled: the reply is in and no event has come for a
+ * quiet period. What arrives after that and before the next request to the server is still that
+ * call's, marked late ({@link closeLateWindow}); it never goes to the next call. Every gatherer that
+ * needs effects goes through {@link watched}, and `sealmark call` reads a replay by the same rules.
  */
 import { failedConnectionLine, replyText } from '../classify.js';
-import type { Effect, EffectMark, Sandbox } from '../target/sandbox.js';
+import { EFFECT_LONGEST_WAIT_MS, EFFECT_QUIET_MS, LATE_WINDOW_MS, WRITE_QUIET_MS, type Effect, type EffectMark, type Sandbox } from '../target/sandbox.js';
 import type { Exchange } from '../target/wire.js';
 import type { ProbeCall } from '../types.js';
 
-/** ms to wait after a reply for effects a tool set off without waiting (an `open &`). */
-export const EFFECT_GRACE_MS = 250;
+export { EFFECT_LONGEST_WAIT_MS, EFFECT_QUIET_MS, LATE_WINDOW_MS, WRITE_QUIET_MS } from '../target/sandbox.js';
 
 /** Options of {@link watched}. */
 export interface WatchOptions {
   /**
-   * ms to wait after the reply for effects set off without waiting (default {@link EFFECT_GRACE_MS});
-   * a function decides from the call as answered.
+   * Whether the call's effects are judged: then it is settled only after {@link EFFECT_QUIET_MS} of
+   * quiet from the reply (default true); else at the reply, or after {@link WRITE_QUIET_MS} of quiet
+   * when a write was under way. A function decides from the call as answered.
    */
-  graceMs?: number | ((call: ProbeCall) => number);
+  judged?: boolean | ((call: ProbeCall) => boolean);
+  /**
+   * The call's effects blame its tool (a default or filler call): before it, the sandbox must have
+   * been quiet for {@link LATE_WINDOW_MS} since the last call the server ran, so that a delayed
+   * effect of that call arrives first and goes to it as late.
+   */
+  blames?: boolean;
   /** Set `effects` even without a sandbox (then only a failed connection the reply reports is seen). */
   always?: boolean;
 }
 
+/** The last watched call of a sandbox while its late window is open: until the next request. */
+interface OpenWindow {
+  call: ProbeCall;
+  /** What the sandbox had shown when the call was settled: later effects count from here. */
+  point: EffectMark;
+  /** When the reply came (ms since the epoch). */
+  repliedAt: number;
+  /** The server ran the call (an answer that is not a refusal): it may have set off delayed effects. */
+  ran: boolean;
+}
+
+const windows = new WeakMap<Sandbox, OpenWindow>();
+/** When the server last answered a watched call it ran (ms since the epoch), by sandbox: kept after its window closed. */
+const lastRan = new WeakMap<Sandbox, number>();
+
+/** Classes of a tools/call the server refused before running it: no delayed effect is waited for after one. */
+const REFUSED: ReadonlySet<string> = new Set(['rejected', 'rejected-unnamed', 'text-refusal']);
+
 /**
- * Makes `call` and sets its `effects`: what the sandbox's log gained during the call and the grace
- * period, plus a network attempt when the reply itself reports a failed connection (a fetch that
- * the sandbox's namespace refused, a binary that ignored the proxy variables). Without a sandbox
- * (and without `always`) it only makes the call.
+ * Makes `call` and sets its `effects` (see the module comment): the sandbox's events from the
+ * request until the reply and a quiet period, plus a network attempt when the reply itself reports
+ * a failed connection (a fetch that the sandbox's namespace refused, a binary that ignored the
+ * proxy variables). The call stays open for late effects until the next request to the server.
+ * Without a sandbox (and without `always`) it only makes the call.
  */
 export async function watched(sandbox: Sandbox | undefined, call: () => Promise<ProbeCall>, opts: WatchOptions = {}): Promise<ProbeCall> {
-  const mark = sandbox?.mark();
+  if (!sandbox) {
+    const c = await call();
+    if (opts.always) c.effects = effectsOf(undefined, undefined, c.exchange.reply);
+    return c;
+  }
+  if (opts.blames) await lateWindowPassed(sandbox);
+  const mark = closeLateWindow(sandbox) ?? sandbox.mark();
   const c = await call();
-  if (!sandbox && !opts.always) return c;
-  const grace = typeof opts.graceMs === 'function' ? opts.graceMs(c) : (opts.graceMs ?? EFFECT_GRACE_MS);
-  if (mark && grace > 0) await new Promise((r) => setTimeout(r, grace));
+  const repliedAt = Date.now();
+  const judged = typeof opts.judged === 'function' ? opts.judged(c) : (opts.judged ?? true);
   // A write still under way (a lock file, a temp file renamed into place) is read once it is done.
-  if (mark && sandbox) await sandbox.settle(mark);
-  c.effects = effectsOf(sandbox, mark, c.exchange.reply);
+  const quietMs = judged ? EFFECT_QUIET_MS : sandbox.eventsSince(mark.at) ? WRITE_QUIET_MS : 0;
+  if (quietMs > 0) await sandbox.quiet(repliedAt, quietMs);
+  const read = sandbox.readSince(mark);
+  c.effects = [...read.effects, ...replyEffects(sandbox, c.exchange.reply)];
+  const ran = c.exchange.reply.kind === 'response' && !REFUSED.has(c.classification?.class ?? '');
+  windows.set(sandbox, { call: c, point: read.point, repliedAt, ran });
+  if (ran) lastRan.set(sandbox, repliedAt);
   return c;
+}
+
+/**
+ * Closes the late window of the last watched call of `sandbox` (SPEC section 3: an effect that
+ * arrives after its call's reply, before the next call, is that call's, marked late): the effects
+ * that arrived since the call was settled are appended to its `effects`, each with `lateMs`.
+ * Returns the point the next call's effects count from, or undefined when no window was open.
+ * Synchronous: it runs as the next request is sent (the session's `onRequest`), before a restart of
+ * the server, and before anything is judged.
+ */
+export function closeLateWindow(sandbox: Sandbox): EffectMark | undefined {
+  const w = windows.get(sandbox);
+  if (!w) return undefined;
+  windows.delete(sandbox);
+  if (!sandbox.eventsSince(w.point.at)) return { ...w.point, at: Date.now() };
+  const first = sandbox.firstEventAfter(w.point.at) ?? Date.now();
+  const read = sandbox.readSince(w.point);
+  const lateMs = Math.max(0, first - w.repliedAt);
+  (w.call.effects ??= []).push(...read.effects.map((e) => ({ ...e, lateMs })));
+  return read.point;
+}
+
+/**
+ * Waits, before a call whose effects blame its tool, until the sandbox has been quiet for
+ * {@link LATE_WINDOW_MS} since the reply to the last watched call the server ran (at most
+ * {@link EFFECT_LONGEST_WAIT_MS}): a delayed effect of that call then lands in its late window
+ * (or, when another request closed it, before this call's effects begin). Returns at once when
+ * that reply is older, and when no watched call ran yet.
+ */
+async function lateWindowPassed(sandbox: Sandbox): Promise<void> {
+  const at = lastRan.get(sandbox);
+  if (at !== undefined) await sandbox.quiet(at, LATE_WINDOW_MS, EFFECT_LONGEST_WAIT_MS);
 }
 
 /**
  * The effects of one call, by the rules every audit and `sealmark call` share (SPEC section 3:
  * "`sealmark call` applies the same effect rules as the audit"): what the sandbox's log and
  * overlay gained since `mark`, plus a network attempt when the reply itself reports a failed
- * connection (a fetch that the sandbox's namespace refused, a binary that ignored the proxy
- * variables). Without a sandbox only the reply is read.
+ * connection. Without a sandbox only the reply is read.
  */
 export function effectsOf(sandbox: Sandbox | undefined, mark: EffectMark | undefined, reply: Exchange['reply']): Effect[] {
   const effects: Effect[] = mark && sandbox ? sandbox.effectsSince(mark) : [];
+  return [...effects, ...replyEffects(sandbox, reply)];
+}
+
+/** The network attempt a reply reports (a failed connection it quotes), as an effect; none when it reports none. */
+function replyEffects(sandbox: Sandbox | undefined, reply: Exchange['reply']): Effect[] {
   const refused = failedConnectionLine(replyText(reply));
-  if (refused) {
-    // Inside the namespace, 127.0.0.1 is the namespace's own loopback, not the host's.
-    const local = sandbox?.isolation.network === 'namespace' && /127\.0\.0\.1|localhost|\[?::1\]?/i.test(refused);
-    const why = local ? " (the sandbox's loopback is its own: services on the host are not reachable there; --network on keeps the host network)" : '';
-    effects.push({ kind: 'network', detail: `the reply reports a failed connection: ${refused}${why}` });
-  }
-  return effects;
+  if (!refused) return [];
+  // Inside the namespace, 127.0.0.1 is the namespace's own loopback, not the host's.
+  const local = sandbox?.isolation.network === 'namespace' && /127\.0\.0\.1|localhost|\[?::1\]?/i.test(refused);
+  const why = local ? " (the sandbox's loopback is its own: services on the host are not reachable there; --network on keeps the host network)" : '';
+  return [{ kind: 'network', detail: `the reply reports a failed connection: ${refused}${why}` }];
+}
+
+/**
+ * Ends the watch of `sandbox` before anything is judged or the server is started again: waits out
+ * the late window of the last watched call (as a call that blames its tool would) and closes it, so
+ * a delayed effect of the last call is still that call's.
+ */
+export async function closeWatch(sandbox: Sandbox | undefined): Promise<void> {
+  if (!sandbox) return;
+  await lateWindowPassed(sandbox);
+  closeLateWindow(sandbox);
 }

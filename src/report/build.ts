@@ -85,8 +85,12 @@ export interface ReportCall {
   class?: string;
   leaks?: { pattern: string; line: string }[];
   invalidBecause?: string[];
-  /** Side effects the sandbox saw during the call (effects-pack and sandboxed limits calls); `summary` for a write seen through the overlay. */
-  effects?: { kind: string; detail: string; summary?: string }[];
+  /**
+   * Side effects the sandbox saw for the call (effects-pack and sandboxed limits calls); `summary`
+   * for a write seen through the overlay; `lateMs` (ms after the reply) for one that arrived after
+   * the call was settled, before the next request.
+   */
+  effects?: { kind: string; detail: string; summary?: string; lateMs?: number }[];
   /** The property the probe filled or broke. */
   target?: string;
   /** Limits probes: the value sent, as written on the wire. */

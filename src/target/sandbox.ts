@@ -7,7 +7,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { accessSync, chmodSync, constants, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, chmodSync, constants, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, readdirSync, renameSync, statSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,10 +17,28 @@ import type { StdioTargetSpec } from './stdio-transport.js';
 /** Commands replaced by logging shims (SPEC section 3; the seed's list plus notify-send and gh). */
 export const SHIMMED_COMMANDS = ['open', 'xdg-open', 'osascript', 'curl', 'wget', 'sendmail', 'mail', 'notify-send', 'gh'] as const;
 
-/** ms without a change of the upper layers after which a call's file effects are settled ({@link Sandbox.settle}). */
-export const SETTLE_QUIET_MS = 50;
-/** Longest wait (ms) for the upper layers to settle after a call's grace period. */
-export const SETTLE_MAX_MS = 1000;
+/**
+ * ms without an effect event after which the effects of a call whose effects are judged are
+ * settled (SPEC section 3: effects are watched as events, not by a fixed wait): counted from the
+ * reply, and again from every event that arrives meanwhile.
+ */
+export const EFFECT_QUIET_MS = 100;
+/**
+ * ms without an effect event after which a write under way is read as what it left (a lock file held
+ * for a few ms and removed, a temp file renamed into place), for a call whose effects are not judged.
+ */
+export const WRITE_QUIET_MS = 50;
+/** Longest wait (ms) after a reply for the effects to go quiet: a server that never stops writing is read then. */
+export const EFFECT_LONGEST_WAIT_MS = 2000;
+/**
+ * ms of quiet the sandbox must have had since the last answered call before a call whose effects
+ * blame its tool (a default or filler call to another tool): an effect the call before set off with
+ * a delay (a debounced save) then arrives first and is attributed to that call as late, never to
+ * the next one.
+ */
+export const LATE_WINDOW_MS = 500;
+/** ms between two looks at the effect log and the upper layers when file events cannot be watched. */
+const POLL_MS = 25;
 
 /** Port of the catch-all proxy listener inside the network namespace (a fresh namespace: always free). */
 const PROXY_PORT = 18_089;
@@ -36,6 +54,12 @@ export interface Effect {
   detail: string;
   /** For a file seen through the overlay: sizes before and after, the first changed bytes of a text file. */
   summary?: string;
+  /**
+   * Set when the effect arrived after its call was settled, before the next request to the server
+   * (SPEC section 3: attributed to its call and marked late): ms from the reply to the first effect
+   * event of that late batch.
+   */
+  lateMs?: number;
 }
 
 /** The sandbox could not be set up (exit code 2: a usage problem of this machine, not of the server). */
@@ -107,6 +131,8 @@ const HASHED_MAX_BYTES = 1024 * 1024;
  * they were (the scratch folders' snapshot without the overlay, the upper layers' with it).
  */
 export interface EffectMark {
+  /** When the mark was taken (ms since the epoch). */
+  at: number;
   offset: number;
   logMtimeMs: number;
   files: Snapshot;
@@ -170,8 +196,9 @@ export class Sandbox {
     const failed = this.failedLayers();
     const layers = (this.layers ?? []).filter((l) => !failed.has(l.lower));
     const unprotected = [...this.unprotected, ...[...failed].map(([path, why]) => ({ path, why: `the overlay did not mount (${why})` }))];
-    if (!this.layers) return { kind: 'sandbox', network: this.network, filesystem: 'scratch', protected: [], unprotected, root: this.root, notes: [...this.notes, ...(this.noOverlay ? [`no copy-on-write filesystem: ${this.noOverlay}; the server could change your files outside its scratch HOME and working directory, and only writes there were seen`] : [])] };
-    return { kind: 'sandbox', network: this.network, filesystem: 'overlay', protected: layers.map((l) => l.lower), unprotected, root: this.root, notes: this.notes };
+    const notes = [...this.notes, ...(this.watchProblem ? [this.watchProblem] : [])];
+    if (!this.layers) return { kind: 'sandbox', network: this.network, filesystem: 'scratch', protected: [], unprotected, root: this.root, notes: [...notes, ...(this.noOverlay ? [`no copy-on-write filesystem: ${this.noOverlay}; the server could change your files outside its scratch HOME and working directory, and only writes there were seen`] : [])] };
+    return { kind: 'sandbox', network: this.network, filesystem: 'overlay', protected: layers.map((l) => l.lower), unprotected, root: this.root, notes };
   }
 
   /** Layers whose mount failed in the start script (lower → the mount's message). */
@@ -246,6 +273,7 @@ export class Sandbox {
       this.layers = plan.layers;
       this.unprotected = [...candidates.uncovered, ...plan.uncovered];
     }
+    this.startWatching();
     const script: string[] = [];
     if (this.layers) {
       script.push(...mountScript(this.layers, join(this.control, 'mounts')));
@@ -280,34 +308,165 @@ export class Sandbox {
 
   /** Marks the start of a call: effects read by {@link Sandbox.effectsSince} come after this point. */
   mark(): EffectMark {
-    return { offset: this.logSize(), logMtimeMs: this.logMtime(), files: this.layers ? new Map() : this.snapshot(), ...(this.layers ? { uppers: snapshotUppers(this.layers, this.identityOf) } : {}) };
-  }
-
-  /**
-   * Waits until the overlay's upper layers stop changing (SPEC section 3: effects are settled, not
-   * read at a fixed moment): when they changed since `mark`, looks again every `quietMs` until two
-   * looks agree, for at most `maxMs`. A write that is still under way (git's `index.lock`, held for
-   * a few ms and removed) is then read as what it left, not as what it was doing. Returns at once
-   * when nothing changed, and without the overlay.
-   */
-  async settle(mark: EffectMark, quietMs = SETTLE_QUIET_MS, maxMs = SETTLE_MAX_MS): Promise<void> {
-    if (!this.layers || !mark.uppers) return;
-    const key = (snap: UpperSnapshot) => [...snap].map(([p, e]) => `${p}\u0000${e.id}`).join('\n');
-    const before = key(mark.uppers);
-    let prev = key(snapshotUppers(this.layers, this.identityOf));
-    if (prev === before) return;
-    const deadline = Date.now() + maxMs;
-    while (Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, quietMs));
-      const cur = key(snapshotUppers(this.layers, this.identityOf));
-      if (cur === prev) return;
-      prev = cur;
-    }
+    this.poll();
+    const cutoff = Date.now() - 60_000;
+    if (this.eventTimes.length > 0 && this.eventTimes[0]! < cutoff) this.eventTimes = this.eventTimes.filter((t) => t >= cutoff);
+    return { at: Date.now(), offset: this.logSize(), logMtimeMs: this.logMtime(), files: this.layers ? new Map() : this.snapshot(), ...(this.layers ? { uppers: snapshotUppers(this.layers, this.identityOf) } : {}) };
   }
 
   /** A mark before anything happened (every effect of the run so far comes after it). */
   startMark(): EffectMark {
-    return { offset: 0, logMtimeMs: -1, files: new Map(), ...(this.layers ? { uppers: new Map() } : {}) };
+    return { at: 0, offset: 0, logMtimeMs: -1, files: new Map(), ...(this.layers ? { uppers: new Map() } : {}) };
+  }
+
+  /** When the last effect event arrived (ms since the epoch; 0 before the first). */
+  private lastEventAt = 0;
+  /** When each effect event of the last minute arrived (ms since the epoch), oldest first. */
+  private eventTimes: number[] = [];
+  private watchers: FSWatcher[] = [];
+  /** Why file events could not be watched: then the log and the folders are looked at every {@link POLL_MS}. */
+  private watchProblem: string | undefined;
+  /** The last state looked at while polling (the fallback to events). */
+  private polledState = '';
+
+  /** Records one effect event (a change of the log or of a watched folder) at the current time. */
+  private event(): void {
+    const now = Date.now();
+    this.lastEventAt = now;
+    this.eventTimes.push(now);
+  }
+
+  /**
+   * Starts watching the effect log and the folders writes land in (the overlay's upper layers, or
+   * without the overlay the scratch folders) for events (inotify through `fs.watch`). Changes under
+   * the server's TMPDIR and the package caches are not effects and are no events. A watch that
+   * fails (no inotify watches left) falls back to looking every {@link POLL_MS} while waiting.
+   */
+  private startWatching(): void {
+    if (this.watchers.length > 0 || this.watchProblem) return;
+    const ignored = this.ignoredPrefixes();
+    const onError = (err: Error) => {
+      this.watchProblem = `file events could not be watched (${(err as NodeJS.ErrnoException).code ?? err.message}); the sandbox looked every ${POLL_MS} ms instead`;
+      this.stopWatching();
+    };
+    try {
+      this.watchers.push(watch(this.logPath, { persistent: false }, () => this.event()).on('error', onError));
+      if (this.layers && this.overlayBase) {
+        const layers = this.layers;
+        const uppers = join(this.overlayBase, 'upper');
+        this.watchers.push(
+          watch(uppers, { persistent: false, recursive: true }, (_e, name) => {
+            // `name` is `<layer>/<path inside it>`: the real path is the layer's lower folder joined with the rest.
+            const [i, ...rest] = String(name ?? '').split('/');
+            const lower = layers[Number(i)]?.lower;
+            const real = lower === undefined ? '' : join(lower, ...rest);
+            if (!ignored.some((p) => real.startsWith(p))) this.event();
+          }).on('error', onError),
+        );
+      } else {
+        this.watchers.push(
+          watch(this.root, { persistent: false, recursive: true }, (_e, name) => {
+            const real = join(this.root, String(name ?? ''));
+            if (!ignored.some((p) => real.startsWith(p) || real + '/' === p)) this.event();
+          }).on('error', onError),
+        );
+      }
+    } catch (err) {
+      onError(err as Error);
+    }
+  }
+
+  private stopWatching(): void {
+    for (const w of this.watchers) w.close();
+    this.watchers = [];
+  }
+
+  /** Folders (with a trailing slash) whose changes are not the server's effects: its TMPDIR and the package caches. */
+  private ignoredPrefixes(): string[] {
+    return [this.tmp, join(this.home, '.npm'), join(this.home, '.cache'), this.npmCache].map((p) => p + '/');
+  }
+
+  /**
+   * Without file events (see {@link Sandbox.startWatching}): compares the effect log's size and the
+   * watched files with the last look, and records a change as an event. With events it does nothing.
+   */
+  private poll(): void {
+    if (!this.watchProblem) return;
+    const files = this.layers ? [...snapshotUppers(this.layers, this.identityOf)].map(([p, e]) => `${p}\u0000${e.id}`) : [...this.snapshot()].map(([p, id]) => `${p}\u0000${id}`);
+    const state = `${this.logSize()}\n${files.join('\n')}`;
+    if (state !== this.polledState) {
+      if (this.polledState !== '') this.event();
+      this.polledState = state;
+    }
+  }
+
+  /** Whether an effect event arrived after `t` (ms since the epoch). */
+  eventsSince(t: number): boolean {
+    this.poll();
+    return this.lastEventAt > t;
+  }
+
+  /** The first effect event after `t` (ms since the epoch), if any arrived in the last minute. */
+  firstEventAfter(t: number): number | undefined {
+    return this.eventTimes.find((e) => e > t);
+  }
+
+  /**
+   * Waits until no effect event has arrived for `quietMs`, counted from `from` (ms since the epoch,
+   * usually the reply) and again from each event after it, and at most until `from + maxMs`. Event
+   * driven: it sleeps until the quiet period would end and looks again only then (every
+   * {@link POLL_MS} when events cannot be watched). Resolves to the ms it waited.
+   */
+  async quiet(from: number, quietMs: number, maxMs = EFFECT_LONGEST_WAIT_MS): Promise<number> {
+    const began = Date.now();
+    const end = from + maxMs;
+    for (;;) {
+      this.poll();
+      const due = Math.min(Math.max(from, this.lastEventAt) + quietMs, end);
+      const now = Date.now();
+      if (now >= due) return now - began;
+      await new Promise((r) => setTimeout(r, this.watchProblem ? Math.min(POLL_MS, due - now) : due - now));
+    }
+  }
+
+  /**
+   * Gives the next start of the server a fresh state (SPEC section 3 step 3: a server that exited is
+   * started again with fresh sandbox state): the overlay's upper layers so far are moved aside with
+   * `--keep-sandbox` (as `upper.1`, `work.1`, … for inspection) and removed otherwise (they live in
+   * memory, in /dev/shm, and the next start would add to them), and the next start mounts empty ones,
+   * so it sees the user's files as they are, not what the exited start wrote. Effects read after this
+   * count from {@link Sandbox.startMark}. Without the overlay there is nothing to move: the scratch
+   * folders keep what was written.
+   */
+  freshStart(): void {
+    if (!this.layers || !this.overlayBase) return;
+    this.stopWatching();
+    this.starts += 1;
+    for (const d of ['upper', 'work']) {
+      const dir = join(this.overlayBase, d);
+      if (!this.options.keep) removeTree(dir);
+      else {
+        try {
+          renameSync(dir, join(this.overlayBase, `${d}.${this.starts}`));
+        } catch {
+          /* not there: nothing was written */
+        }
+      }
+    }
+    for (const l of this.layers) {
+      mkdirSync(l.upper, { recursive: true });
+      mkdirSync(l.work, { recursive: true });
+    }
+    this.hashes.clear();
+    this.startWatching();
+  }
+
+  /** Starts of the server after the first (each with fresh upper layers, see {@link Sandbox.freshStart}). */
+  private starts = 0;
+
+  /** Why effects were polled rather than watched as events, for the report's notes (undefined: watched). */
+  get eventProblem(): string | undefined {
+    return this.watchProblem;
   }
 
   private logMtime(): number {
@@ -320,21 +479,33 @@ export class Sandbox {
 
   /** Effects since `mark` (shim calls, proxy connections, file changes), in the order seen. */
   effectsSince(mark: EffectMark): Effect[] {
+    return this.readSince(mark).effects;
+  }
+
+  /**
+   * Effects since `mark` (see {@link Sandbox.effectsSince}) and the mark of this moment, read from
+   * the same look at the log and the files (effects after it count from `point`).
+   */
+  readSince(mark: EffectMark): { effects: Effect[]; point: EffectMark } {
+    this.poll();
+    const at = Date.now();
     const out: Effect[] = [];
     // The server runs as the same user and could reach the log. The log only ever grows: one that
     // shrank, or was written without growing, was tampered with.
     const size = this.logSize();
-    if (size < mark.offset || (size === mark.offset && this.logMtime() !== mark.logMtimeMs)) {
+    const logMtimeMs = this.logMtime();
+    if (size < mark.offset || (size === mark.offset && logMtimeMs !== mark.logMtimeMs)) {
       out.push({ kind: 'file', detail: 'the effect log was truncated during the call: evidence was erased' });
     }
-    for (const line of this.readLog(mark.offset)) {
+    for (const line of this.readLog(mark.offset, size)) {
       const tab = line.indexOf('\t');
       const kind = line.slice(0, tab);
       if (kind === 'shim' || kind === 'network') out.push({ kind, detail: line.slice(tab + 1) });
     }
     if (this.layers) {
-      out.push(...this.overlayEffects(mark.uppers ?? new Map()));
-      return out;
+      const uppers = snapshotUppers(this.layers, this.identityOf);
+      out.push(...this.overlayEffects(mark.uppers ?? new Map(), uppers));
+      return { effects: out, point: { at, offset: size, logMtimeMs, files: new Map(), uppers } };
     }
     const after = this.snapshot();
     for (const [path, id] of after) {
@@ -342,20 +513,20 @@ export class Sandbox {
       else if (mark.files.get(path) !== id) out.push({ kind: 'file', detail: `changed ${path}` });
     }
     for (const path of mark.files.keys()) if (!after.has(path)) out.push({ kind: 'file', detail: `removed ${path}` });
-    return out;
+    return { effects: out, point: { at, offset: size, logMtimeMs, files: after } };
   }
 
   /**
-   * The writes the overlay's upper layers gained since `before`, as effects with the path as the
-   * user knows it (`~/…` and `./…` for the scratch HOME and working directory, the real path
+   * The writes the overlay's upper layers gained from `before` to `after`, as effects with the path
+   * as the user knows it (`~/…` and `./…` for the scratch HOME and working directory, the real path
    * elsewhere). The server's own TMPDIR and the package caches are not effects.
    */
-  private overlayEffects(before: UpperSnapshot): Effect[] {
+  private overlayEffects(before: UpperSnapshot, after: UpperSnapshot): Effect[] {
     const layers = this.layers!;
-    const ignored = [this.tmp, join(this.home, '.npm'), join(this.home, '.cache'), this.npmCache].map((p) => p + '/');
+    const ignored = this.ignoredPrefixes();
     const shown = (p: string) => (p.startsWith(this.home + '/') ? `~/${p.slice(this.home.length + 1)}` : p.startsWith(this.cwd + '/') ? `./${p.slice(this.cwd.length + 1)}` : p);
     const out: Effect[] = [];
-    for (const c of changesBetween(layers, before, snapshotUppers(layers, this.identityOf))) {
+    for (const c of changesBetween(layers, before, after)) {
       if (ignored.some((i) => c.path.startsWith(i) || (c.to ?? '').startsWith(i))) continue;
       const detail = c.action === 'renamed' ? `renamed ${shown(c.path)} → ${shown(c.to!)}` : `${c.action} ${shown(c.path)}`;
       out.push({ kind: 'file', detail, summary: c.summary });
@@ -376,8 +547,7 @@ export class Sandbox {
     }
   }
 
-  private readLog(from: number): string[] {
-    const size = this.logSize();
+  private readLog(from: number, size = this.logSize()): string[] {
     if (size <= from) return [];
     const len = Math.min(size - from, 1024 * 1024);
     const buf = Buffer.alloc(len);
@@ -446,6 +616,7 @@ export class Sandbox {
   /** Removes the scratch folders unless `keep` was asked for. Never throws. */
   dispose(): void {
     liveSandboxes.delete(this);
+    this.stopWatching();
     if (this.options.keep) return;
     for (const dir of [this.root, this.control]) removeTree(dir);
   }

@@ -273,13 +273,22 @@ export class Session {
     return new Session(target, transport, wire, client, handshake, transcript);
   }
 
+  /**
+   * Called, synchronously, before each request or notification sealmark sends after the handshake:
+   * the audit closes the late window of the last watched call there (its effects end where the next
+   * message to the server begins).
+   */
+  onRequest?: () => void;
+
   /** Sends one request; see {@link WireTransport.request}. Never rejects. */
   request(method: string, params: unknown, timeoutMs: number, opts?: RequestOptions): Promise<Exchange> {
+    this.onRequest?.();
     return this.wire.request(method, params, timeoutMs, opts);
   }
 
   /** Sends a notification. Never rejects. */
   notify(method: string, params?: unknown): Promise<string> {
+    this.onRequest?.();
     return this.wire.notify(method, params);
   }
 

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { audit } from '../../src/audit.js';
 import { configRegistry } from '../../src/config/defaults.js';
 import { parseConfig } from '../../src/config/schema.js';
-import { networkNamespaceAvailable } from '../../src/target/sandbox.js';
+import { EFFECT_QUIET_MS, networkNamespaceAvailable } from '../../src/target/sandbox.js';
 import type { Report } from '../../src/report/build.js';
 import { checkOf, fixture, LATER_PACKS_OFF } from '../helpers/run.js';
 import { runCli } from '../helpers/cli.js';
@@ -100,8 +100,15 @@ describe.runIf(linux)('an audit of a server that writes to the user’s data by 
     expect(effects.purge_tree).toEqual([{ kind: 'file', detail: `removed ${data}/tree`, summary: 'a folder with 2 files (a.txt, sub/b.txt)' }]);
     expect(effects.append_shm).toEqual([{ kind: 'file', detail: `changed ${shm}/s.txt`, summary: '6 → 15 bytes; first change at byte 6: "shm line\\n"' }]);
     if (srvWritable) expect(effects.write_srv).toEqual([{ kind: 'file', detail: expect.stringMatching(/^created \/srv\/sealmark-overlay-fixture-\d+\.txt$/), summary: '4 bytes' }]);
-    // Still writing when the grace period ended: read once the writes settled, as the file it left.
-    expect(effects.save_atomic).toEqual([{ kind: 'file', detail: `created ${data}/state.json`, summary: '20 bytes' }]);
+    // Begun 200 ms after the reply, when the call was settled: a late effect of its own call, read
+    // once the writes settled (as the file it left), before the next call went out.
+    expect(effects.save_atomic).toEqual([{ kind: 'file', detail: `created ${data}/state.json`, summary: '20 bytes', lateMs: expect.any(Number) }]);
+    const lateOf = (tool: string) => report.calls.find((c) => c.probe === 'default-call' && c.tool === tool)!.effects![0]!.lateMs!;
+    // (Late: after the call was settled, so at least the quiet period after the reply.)
+    expect(lateOf('save_atomic')).toBeGreaterThanOrEqual(EFFECT_QUIET_MS);
+    // A debounced save 400 ms after the reply: its own call's, late; the read-only tool called next wrote nothing.
+    expect(effects.debounced_save).toEqual([{ kind: 'file', detail: `created ${data}/saved.json`, summary: '15 bytes', lateMs: expect.any(Number) }]);
+    expect(lateOf('debounced_save')).toBeGreaterThanOrEqual(EFFECT_QUIET_MS);
     expect(effects.get_status).toEqual([]);
     // Each tool requires nothing and answered its {} call: a valid call, so each was exercised.
     expect(report.coverage.tools.every((t) => t.level === 'exercised')).toBe(true);
@@ -120,7 +127,9 @@ describe.runIf(linux)('an audit of a server that writes to the user’s data by 
       ['append_shm', 'effect', [`changed ${shm}/s.txt`]],
       ...(srvWritable ? [['write_srv', 'effect', [expect.stringMatching(/^created \/srv\/sealmark-overlay-fixture-\d+\.txt$/)]]] : []),
       ['save_atomic', 'effect', [`created ${data}/state.json`]],
+      ['debounced_save', 'effect', [`created ${data}/saved.json`]],
     ]);
+    expect(check.findings.find((f) => f.tool === 'debounced_save')!.message).toBe(`debounced_save: the {} call caused a side effect: file: created ${data}/saved.json (after the reply)`);
   });
 
   it('leaves the user’s files byte-for-byte unchanged, and writes nothing to the real /tmp or /srv', () => {
@@ -212,13 +221,48 @@ describe.runIf(linux)('a Python server whose read-only tool writes to its --db p
     expect(calls.map((c) => [c.tool, c.effects])).toEqual([
       // (The design pack's own call of the read-only tool wrote first: the file grows by 6 bytes a call.)
       ['record_visit', [{ kind: 'file', detail: `changed ${db}`, summary: expect.stringMatching(/^(\d+) → \d+ bytes/) }]],
+      // Written 400 ms after the reply by a timer thread: its own call's, late, not the next tool's.
+      ['flush_later', [{ kind: 'file', detail: expect.stringMatching(/^(created|changed) .*\/visits\.db\.journal$/), summary: expect.any(String), lateMs: expect.any(Number) }]],
       ['list_visits', []],
     ]);
-    expect(checkOf(report, 'default-call-effects').findings.map((f) => [f.tool, f.messageId])).toEqual([['record_visit', 'effect']]);
+    expect(checkOf(report, 'default-call-effects').findings.map((f) => [f.tool, f.messageId])).toEqual([['record_visit', 'effect'], ['flush_later', 'effect']]);
     expect(checkOf(report, 'annotations').findings.filter((f) => f.messageId === 'read-only-effect').map((f) => f.tool)).toEqual(['record_visit']);
   });
 
   it('leaves the database as it was', () => {
     expect(readFileSync(db, 'utf8')).toBe('visit\n');
+    expect(existsSync(`${db}.journal`)).toBe(false);
+  });
+});
+
+describe.runIf(linux)('a server that writes to its data file and exits: the next start has fresh sandbox state', () => {
+  let dir: string;
+  let file: string;
+  let report: Report;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'sealmark-overlay-crash-'));
+    file = join(dir, 'data.txt');
+    writeFileSync(file, 'the user’s line\n');
+    report = await audit({ command: process.execPath, args: [fixture('overlay/crash-writer.mjs'), '--file', file], config: parseConfig(ONLY_EFFECTS, configRegistry()) });
+  }, 60_000);
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('the write is the effect of the call that made it, and the server was started again after it exited', () => {
+    const dflt = report.calls.filter((c) => c.probe === 'default-call');
+    expect(dflt.map((c) => c.tool)).toEqual(['append_and_crash', 'read_file']);
+    expect(dflt[0]!.effects).toEqual([{ kind: 'file', detail: `changed ${file}`, summary: '18 → 48 bytes; first change at byte 18: "appended by the crashed start\\n"' }]);
+    expect(report.restarts?.length ?? 0).toBeGreaterThanOrEqual(1);
+    expect(checkOf(report, 'default-call-effects').findings.map((f) => [f.tool, f.messageId])).toEqual([['append_and_crash', 'effect']]);
+  });
+
+  it('the restarted server read the user’s file as it is, not what the exited start wrote into the overlay', () => {
+    const read = report.calls.find((c) => c.probe === 'default-call' && c.tool === 'read_file')!;
+    expect(read.reply.raw).toMatchObject({ result: { content: [{ type: 'text', text: 'the user’s line\n' }] } });
+    expect(read.effects).toEqual([]);
+  });
+
+  it('leaves the file unchanged', () => {
+    expect(readFileSync(file, 'utf8')).toBe('the user’s line\n');
   });
 });

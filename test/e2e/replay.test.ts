@@ -13,12 +13,12 @@
  * Needs a built dist/ (`npm test` builds before vitest), python3, and the sandbox.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fixture, root } from '../helpers/run.js';
+import { fixture, LATER_PACKS_OFF, root } from '../helpers/run.js';
 import { runCli, type CliRun } from '../helpers/cli.js';
 import { shellQuote } from '../../src/replay.js';
 import type { Report, ReportCall } from '../../src/report/build.js';
@@ -37,6 +37,13 @@ const ENV = { [SECRET_NAME]: SECRET_VALUE };
 
 const dir = mkdtempSync(join(tmpdir(), 'sealmark-replay-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A user's data folder for overlay/data-writer.mjs: each of its tools changes it in one way on `{}`. */
+const DATA = join(dir, 'data');
+mkdirSync(join(DATA, 'cache'), { recursive: true });
+writeFileSync(join(DATA, 'notes.txt'), 'first note\n');
+writeFileSync(join(DATA, 'cache', 'old.bin'), 'bin\n');
+writeFileSync(join(DATA, 'app.log'), 'log\n');
 
 /**
  * A plain variable handed to the demo as `--env NAME=value` (a path, with a quote to shell-quote):
@@ -103,6 +110,12 @@ const AUDITS = {
   // default-call-effects, a network effect read from the reply: an in-process fetch the namespace
   // refused, which no proxy sees (issue 14: the replay printed "0 side effects seen").
   remoteFetch: { server: [NODE, fixture('effects/remote-fetch-default.mjs')] },
+  // default-call-effects on writes to the user's data by absolute path, one finding per kind of
+  // write seen through the overlay (changed, created, removed, renamed, and a late one).
+  dataWriter: {
+    server: [NODE, fixture('overlay/data-writer.mjs'), '--data', DATA],
+    config: { checks: { ...LATER_PACKS_OFF, 'robust-input': { enabled: false }, 'strict-arguments': { enabled: false }, 'protocol-errors': { enabled: false } } },
+  },
 } satisfies Record<string, AuditSpec>;
 type AuditKey = keyof typeof AUDITS;
 
@@ -184,6 +197,31 @@ const CASES: Case[] = [
       expect(call.secrets?.map((s) => s.name)).toEqual(expect.arrayContaining(['SEALMARK_CANARY_TOKEN', 'SEALMARK_CANARY_API_KEY', SECRET_NAME]));
     },
   },
+  // (A file created during its call is write_tmp's, whose name holds the server's pid; debounced_save's below is created late.)
+  ...(['changed', 'removed', 'renamed'] as const).map(
+    (action): Case => ({
+      check: 'default-call-effects',
+      audit: 'dataWriter',
+      messageId: 'effect',
+      effect: true,
+      // The first write of that kind that arrived during its call (append_note, delete_cache, rotate_log).
+      pick: (f) => f.evidence.quotes?.[0]?.startsWith(`${action} `) === true && !f.message.endsWith('(after the reply)'),
+      extra: ({ effects }) => expect(effects.map(([k, d]) => `${k}: ${d.split(' ')[0]}`)).toEqual([`file: ${action}`]),
+    }),
+  ),
+  {
+    check: 'default-call-effects',
+    audit: 'dataWriter',
+    messageId: 'effect',
+    effect: true,
+    // debounced_save writes 400 ms after its reply: the replay shows it late, as the audit did.
+    pick: (f) => f.tool === 'debounced_save',
+    extra: ({ effects, late }, call) => {
+      expect(call.effects!.map((e) => e.lateMs !== undefined)).toEqual([true]);
+      expect(effects.map(([, d]) => d)).toEqual([`created ${DATA}/saved.json`]);
+      expect(late).toEqual([`created ${DATA}/saved.json`]);
+    },
+  },
   { check: 'filler-call-effects', audit: 'anyProposal', messageId: 'effect', effect: true },
   // refunds.log: changed in the audit (the filler call had created it), created in the replay (see sameWrite).
   { check: 'two-step-writes', audit: 'anyProposal', messageId: 'made-up-proposal-accepted', effect: true },
@@ -228,6 +266,8 @@ interface Replayed extends CliRun {
   reply: unknown;
   /** `effect   kind: detail` lines, as [kind, detail]. */
   effects: [string, string][];
+  /** The details of the effect lines marked late (`(late: N ms after the reply)`). */
+  late: string[];
   secrets: string[];
 }
 
@@ -252,9 +292,11 @@ async function replay(line: string): Promise<Replayed> {
     reply = replyText;
   }
   // A write seen through the overlay ends with its summary in parentheses (sizes, first change): the file is the effect.
-  const effects = [...r.stdout.matchAll(/^effect {3}([^:]+): (.*?)(?: \((?:\d+ bytes?|\d+ → \d+ bytes[^)]*|a folder|an empty folder|a file it had made|a link to [^)]*)\))?$/gm)].map((m): [string, string] => [m[1]!, m[2]!]);
+  const lines = [...r.stdout.matchAll(/^effect {3}([^:]+): (.*?)(?: \((?:\d+ bytes?|\d+ → \d+ bytes[^)]*|a folder|an empty folder|a file it had made|a link to [^)]*)\))?( \(late: \d+ ms after the reply\))?$/gm)];
+  const effects = lines.map((m): [string, string] => [m[1]!, m[2]!]);
+  const late = lines.filter((m) => m[3] !== undefined).map((m) => m[2]!);
   const secrets = [...r.stdout.matchAll(/^secret {3}(.*)$/gm)].map((m) => m[1]!);
-  return { ...r, line, sent: field('sent'), cls: field('class'), reply, effects, secrets };
+  return { ...r, line, sent: field('sent'), cls: field('class'), reply, effects, late, secrets };
 }
 
 /** The first replayable finding of the case's check (that its `pick` accepts), and its first evidence call. */

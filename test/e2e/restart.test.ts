@@ -3,6 +3,7 @@
  * the exit stays the finding of the probe that caused it, and a check is never n/a because the
  * server did not stay up (issue 13). Real runs of fixture servers.
  */
+import { rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { auditFixture, checkOf, findingsOf } from '../helpers/run.js';
 import { renderText } from '../../src/report/reporters/text.js';
@@ -20,7 +21,14 @@ describe('exits-on-null.mjs (exits on one probe, starts again fine)', () => {
 
 describe('adversarial/dies-once.mjs (exits on its first call; a second start fails)', () => {
   it('fails every check the server did not stay up for, saying why, instead of n/a; the failed start is in the report', async () => {
-    const r = await auditFixture('adversarial/dies-once.mjs');
+    // Its marker outlives a start only outside every overlay (see the fixture).
+    const marker = `/dev/shm/sealmark-dies-once-${process.pid}-${Date.now()}`;
+    let r: Awaited<ReturnType<typeof auditFixture>>;
+    try {
+      r = await auditFixture('adversarial/dies-once.mjs', {}, [marker]);
+    } finally {
+      rmSync(marker, { force: true });
+    }
     expect(r.restarts).toHaveLength(1);
     expect(r.restarts![0]).toMatchObject({ ok: false, failure: 'the server exited during the handshake (code 3)' });
     expect(checkOf(r, 'robust-input').verdict).toBe('fail');
