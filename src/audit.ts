@@ -244,7 +244,9 @@ async function auditSpec(
   // Every message sent to the server ends the late window of the last watched call (SPEC section 3).
   const closeWindow = sandbox ? () => void closeLateWindow(sandbox) : undefined;
   opened.onRequest = closeWindow;
-  const restart = async () => {
+  const restart = async (): Promise<Session | OpenFailure> => {
+    // A server stopped for filling the overlay is not started again: it would fill it again.
+    if (sandbox?.overflow) return { reason: 'exited-during-init', message: sandbox.overflow, detail: sandbox.overflow, exit: null, stderrTail: '', noise: [] };
     // What the ended start did is its calls' (late, if after their replies; it has ended, so
     // nothing more comes); the next start gets fresh upper layers, so it sees the user's files,
     // not what the ended start wrote.
@@ -257,6 +259,9 @@ async function auditSpec(
     return next;
   };
   const rec = new Recorder(opened, options.onProgress, secrets, restart);
+  // The overlay's upper layers are in memory: a server that writes past their cap is stopped (its
+  // calls in flight then see it exit, and it is not started again).
+  if (sandbox) sandbox.onOverflow = () => void rec.session.close();
   try {
     const session = opened;
     const h = session.handshake;

@@ -7,7 +7,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { accessSync, chmodSync, constants, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, readdirSync, renameSync, statSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
+import { accessSync, chmodSync, constants, closeSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, readdirSync, renameSync, statfsSync, statSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -39,6 +39,11 @@ export const EFFECT_LONGEST_WAIT_MS = 2000;
 export const LATE_WINDOW_MS = 500;
 /** ms between two looks at the effect log and the upper layers when file events cannot be watched. */
 const POLL_MS = 25;
+
+/** Sets the most MB the overlay's upper layers may hold (a positive number; tests use a small one). */
+export const OVERLAY_CAP_ENV = 'SEALMARK_OVERLAY_CAP_MB';
+/** Default most bytes of the upper layers (also at most half of /dev/shm's free space at the start). */
+const OVERLAY_CAP_BYTES = 1024 * 1024 * 1024;
 
 /** Port of the catch-all proxy listener inside the network namespace (a fresh namespace: always free). */
 const PROXY_PORT = 18_089;
@@ -196,7 +201,7 @@ export class Sandbox {
     const failed = this.failedLayers();
     const layers = (this.layers ?? []).filter((l) => !failed.has(l.lower));
     const unprotected = [...this.unprotected, ...[...failed].map(([path, why]) => ({ path, why: `the overlay did not mount (${why})` }))];
-    const notes = [...this.notes, ...(this.watchProblem ? [this.watchProblem] : [])];
+    const notes = [...this.notes, ...(this.watchProblem ? [this.watchProblem] : []), ...(this.overflow ? [this.overflow] : [])];
     if (!this.layers) return { kind: 'sandbox', network: this.network, filesystem: 'scratch', protected: [], unprotected, root: this.root, notes: [...notes, ...(this.noOverlay ? [`no copy-on-write filesystem: ${this.noOverlay}; the server could change your files outside its scratch HOME and working directory, and only writes there were seen`] : [])] };
     return { kind: 'sandbox', network: this.network, filesystem: 'overlay', protected: layers.map((l) => l.lower), unprotected, root: this.root, notes };
   }
@@ -328,6 +333,49 @@ export class Sandbox {
   private watchProblem: string | undefined;
   /** The last state looked at while polling (the fallback to events). */
   private polledState = '';
+  /** Bytes of each file of the upper layers as last seen by an event (path relative to the layers' root). */
+  private upperSizes = new Map<string, number>();
+  private upperBytes = 0;
+  /** Why the server was stopped for writing too much (set once; see {@link Sandbox.onOverflow}). */
+  overflow: string | undefined;
+  /**
+   * Called once when the upper layers grow past their cap ({@link OVERLAY_CAP_ENV}, default 1 GiB
+   * and at most half of the free space where they live): they are in memory (/dev/shm), so the
+   * audit stops the server rather than let it fill the machine's memory. The argument says why.
+   */
+  onOverflow?: (why: string) => void;
+
+  /** Most bytes the upper layers may hold (see {@link Sandbox.onOverflow}). */
+  private capBytes(): number {
+    const asked = Number(process.env[OVERLAY_CAP_ENV]);
+    if (Number.isFinite(asked) && asked > 0) return asked * 1024 * 1024;
+    try {
+      const st = statfsSync(this.overlayBase!);
+      return Math.min(OVERLAY_CAP_BYTES, Math.floor((st.bavail * st.bsize) / 2));
+    } catch {
+      return OVERLAY_CAP_BYTES;
+    }
+  }
+  private cap = 0;
+
+  /** Counts a changed file of the upper layers against the cap (`name` relative to the layers' root). */
+  private sized(uppers: string, name: string): void {
+    if (this.overflow || name === '') return;
+    let size = 0;
+    try {
+      const st = lstatSync(join(uppers, name));
+      if (st.isFile()) size = st.size;
+    } catch {
+      /* removed: counts nothing */
+    }
+    this.upperBytes += size - (this.upperSizes.get(name) ?? 0);
+    if (size > 0) this.upperSizes.set(name, size);
+    else this.upperSizes.delete(name);
+    if (this.upperBytes <= this.cap) return;
+    const mb = (n: number) => Math.round(n / 1024 / 1024);
+    this.overflow = `the server wrote more than ${mb(this.cap)} MB into the sandbox's copy-on-write layer (${mb(this.upperBytes)} MB, held in memory in ${this.overlayBase}); sealmark stopped it there (${OVERLAY_CAP_ENV} sets the limit)`;
+    this.onOverflow?.(this.overflow);
+  }
 
   /** Records one effect event (a change of the log or of a watched folder) at the current time. */
   private event(): void {
@@ -354,12 +402,15 @@ export class Sandbox {
       if (this.layers && this.overlayBase) {
         const layers = this.layers;
         const uppers = join(this.overlayBase, 'upper');
+        if (this.cap === 0) this.cap = this.capBytes();
         this.watchers.push(
           watch(uppers, { persistent: false, recursive: true }, (_e, name) => {
             // `name` is `<layer>/<path inside it>`: the real path is the layer's lower folder joined with the rest.
             const [i, ...rest] = String(name ?? '').split('/');
             const lower = layers[Number(i)]?.lower;
             const real = lower === undefined ? '' : join(lower, ...rest);
+            // Everything in the upper layers takes memory, the server's TMPDIR and caches too.
+            this.sized(uppers, String(name ?? ''));
             if (!ignored.some((p) => real.startsWith(p))) this.event();
           }).on('error', onError),
         );
@@ -458,6 +509,8 @@ export class Sandbox {
       mkdirSync(l.work, { recursive: true });
     }
     this.hashes.clear();
+    this.upperSizes.clear();
+    this.upperBytes = 0;
     this.startWatching();
   }
 

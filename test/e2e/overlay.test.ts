@@ -266,3 +266,31 @@ describe.runIf(linux)('a server that writes to its data file and exits: the next
     expect(readFileSync(file, 'utf8')).toBe('the user’s line\n');
   });
 });
+
+describe.runIf(linux)('a server that writes more than the overlay may hold in memory', () => {
+  it('is stopped there and not started again; the report says why, the data folder is unchanged and nothing is left in /dev/shm', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sealmark-overlay-big-'));
+    const out = `${dir}-report.json`;
+    const config = `${dir}.config.json`;
+    writeFileSync(config, JSON.stringify(ONLY_EFFECTS));
+    const shmBefore = readdirSync('/dev/shm').filter((n) => n.startsWith('sealmark-'));
+    try {
+      const run = await runCli(['audit', '--config', config, '--format', 'json', '--output', out, '--', process.execPath, fixture('overlay/big-writer.mjs'), '--dir', dir], { env: { SEALMARK_OVERLAY_CAP_MB: '16' } });
+      expect(run.stderr).not.toMatch(/Error|at .*\.js:\d+/);
+      const report = JSON.parse(readFileSync(out, 'utf8')) as Report;
+      const why = /^the server wrote more than 16 MB into the sandbox's copy-on-write layer \(\d+ MB, held in memory in \/dev\/shm\/sealmark-control-\w+\/overlay\); sealmark stopped it there \(SEALMARK_OVERLAY_CAP_MB sets the limit\)$/;
+      expect(report.sandbox.note).toMatch(/the server wrote more than 16 MB into the sandbox's copy-on-write layer/);
+      const big = report.calls.find((c) => c.probe === 'default-call' && c.tool === 'write_big')!;
+      expect(big.reply.kind).toBe('exited');
+      expect(report.restarts).toEqual([{ afterSeq: expect.any(Number), ok: false, failure: expect.stringMatching(why) }]);
+      // The checks the server did not stay up for fail, saying why (not n/a).
+      expect(checkOf(report, 'default-call-effects').verdict).toBe('fail');
+      expect(readdirSync(dir)).toEqual([]);
+      expect(readdirSync('/dev/shm').filter((n) => n.startsWith('sealmark-') && !shmBefore.includes(n))).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      rmSync(out, { force: true });
+      rmSync(config, { force: true });
+    }
+  }, 60_000);
+});
