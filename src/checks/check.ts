@@ -10,6 +10,7 @@ import type { Exchange } from '../target/wire.js';
 import type { CheckResult, ListedTool, PackId, ProbeCall, Severity, Weight } from '../types.js';
 import type { ResolvedConfig } from '../config/schema.js';
 import type { ProtocolRun } from '../probes/protocol-errors.js';
+import type { RobustRun } from '../probes/robust-input.js';
 import type { EffectsRun } from '../probes/effects.js';
 import type { LimitsRun } from '../probes/limits.js';
 import type { OversizedRun } from '../probes/oversized.js';
@@ -89,28 +90,6 @@ export interface CheckMeta {
 }
 
 export type GathererId = 'robust-input' | 'strict-arguments' | 'protocol-errors' | 'effects' | 'limits' | 'oversized' | 'concurrency' | 'design';
-
-/** Per-tool bookkeeping of the robust-input gatherer. */
-export interface RobustToolRun {
-  tool: string;
-  /** Probes sent to this tool, by probe id. */
-  probes: string[];
-  /** Why the tool got no invalid call (no typed properties, untyped only …). */
-  skipped?: string;
-  /** Tool has no arguments and no `readOnlyHint: true`: needs a `probes:` entry. */
-  needsProbe?: boolean;
-}
-
-/** What the robust-input gatherer recorded beyond its calls. */
-export interface RobustRun {
-  tools: RobustToolRun[];
-  /** Tools beyond `max_tools`, not probed. */
-  beyondMaxTools: string[];
-  /** Set when probing stopped early (three hangs, server gone). */
-  stopped?: { reason: 'three-hangs' | 'server-gone'; notReached: string[] };
-  /** Call seqs of robust-input's own liveness tools/list requests. */
-  liveness: number[];
-}
 
 /** What a run recorded: everything a check may read. */
 export interface Artifacts {

@@ -15,13 +15,35 @@ import {
   wrongTypeFor,
 } from '../values.js';
 import type { ResolvedConfig } from '../config/schema.js';
-import type { RobustRun, RobustToolRun } from '../checks/check.js';
 import type { ListedTool } from '../types.js';
 import type { Recorder } from './recorder.js';
 import { uncallable } from './callable.js';
 import { countItems } from '../limits.js';
 import type { Sandbox } from '../target/sandbox.js';
 import { watched } from './watch.js';
+
+/** Per-tool bookkeeping of the robust-input gatherer. */
+export interface RobustToolRun {
+  tool: string;
+  /** Probes sent to this tool, by probe id. */
+  probes: string[];
+  /** Why the tool got no invalid call (no typed properties, untyped only …). */
+  skipped?: string;
+  /** Tool has no arguments and no `readOnlyHint: true`: needs a `probes:` entry. */
+  needsProbe?: boolean;
+}
+
+/** What the robust-input gatherer recorded beyond its calls. */
+export interface RobustRun {
+  tools: RobustToolRun[];
+  /** Tools beyond `max_tools`, not probed. */
+  beyondMaxTools: string[];
+  /** Set when probing stopped early (three hangs, server gone). */
+  stopped?: { reason: 'three-hangs' | 'server-gone'; notReached: string[] };
+  /** Call seqs of robust-input's own liveness tools/list requests. */
+  liveness: number[];
+}
+
 
 /** One planned invalid call. `args` undefined = the `arguments` member is omitted. */
 interface PlannedProbe {
