@@ -11,6 +11,12 @@
  *  (b) cold start of `sealmark --version` and `sealmark explain robust-input`, median of 5, ms.
  *      Target: ≤ 250 ms.
  *  (c) peak memory (max RSS) of the same audit run in a child process, MB. Target: ≤ 150 MB.
+ *  (d) the full default audit of pinned real servers (scripts/bench-real.mjs): wall, busy, serial
+ *      waits and their ratios (targets wall/busy ≤ 1.2, wall/serial ≤ 0.5), a bare client sending
+ *      the same messages, CPU and peak memory of sealmark and of the server processes.
+ *  (e) `sealmark lint` of 1,000 and 10,000 generated tools (target ≤ 2 s for 10,000, and linear).
+ *  (f) peak memory of the audit of a 3,000-tool listing with a 1 MB name and 1 MB error replies
+ *      (test/fixtures/servers/adversarial-reports/huge-listing.mjs). Target: ≤ 400 MB.
  *
  * Every time is wall time in ms (performance.now). Medians of RUNS runs after one warm-up.
  * Exit code 0 whatever the figures (a budget report, not a gate); 2 when a run itself failed.
@@ -26,6 +32,10 @@ import { audit } from '../dist/audit.js';
 import { configRegistry } from '../dist/config/defaults.js';
 import { parseConfig } from '../dist/config/schema.js';
 import { mergeCliOverrides } from '../dist/config/load.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BENCH_SERVERS, benchServer } from './bench-real.mjs';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 const FIXTURE = `${root}test/fixtures/servers/many-tools.mjs`;
@@ -115,20 +125,34 @@ function timeNode(args) {
   return ms;
 }
 
+/** Wall time of one `node <args>` to completion whatever its exit code, ms (lint exits 1 on findings). */
+function timeNodeAny(args) {
+  const t0 = performance.now();
+  const r = spawnSync(process.execPath, args, { encoding: 'utf8' });
+  const ms = performance.now() - t0;
+  if (r.status !== 0 && r.status !== 1) throw new Error(`node ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+  return ms;
+}
+
 /**
  * Runs the same audit in a child process and returns its peak memory in MB: from GNU
  * `/usr/bin/time -v` (max RSS of the child and the processes it waited for, i.e. the server too)
  * when available, and always the child's own `process.resourceUsage().maxRSS`.
  */
 function peakMemory() {
+  return peakMemoryOf(FIXTURE, { only: ['robust-input'] });
+}
+
+/** Peak memory (MB) of the audit of the fixture server `file` with CLI overrides `overrides`, run in a child process. */
+function peakMemoryOf(file, overrides) {
   const script = [
     `import { audit } from ${JSON.stringify(`${root}dist/audit.js`)};`,
     `import { configRegistry } from ${JSON.stringify(`${root}dist/config/defaults.js`)};`,
     `import { parseConfig } from ${JSON.stringify(`${root}dist/config/schema.js`)};`,
     `import { mergeCliOverrides } from ${JSON.stringify(`${root}dist/config/load.js`)};`,
     `const reg = configRegistry();`,
-    `const config = mergeCliOverrides(parseConfig({}, reg), { only: ['robust-input'] }, reg);`,
-    `const r = await audit({ command: process.execPath, args: [${JSON.stringify(FIXTURE)}], config });`,
+    `const config = mergeCliOverrides(parseConfig({}, reg), ${JSON.stringify(overrides)}, reg);`,
+    `const r = await audit({ command: process.execPath, args: [${JSON.stringify(file)}], config });`,
     `if (r.status !== 'audited') process.exit(2);`,
     `process.stdout.write(JSON.stringify({ maxRssKb: process.resourceUsage().maxRSS, calls: r.calls.length }));`,
   ].join('\n');
@@ -184,6 +208,30 @@ async function main() {
   const mem = peakMemory();
   const memMb = mem.timeMb ?? mem.ownMb;
 
+  // (d) the real servers, one at a time.
+  const real = [];
+  for (const id of BENCH_SERVERS) real.push(await benchServer(id));
+
+  // (e) lint of generated tools.
+  const lintDir = mkdtempSync(join(tmpdir(), 'sealmark-bench-lint-'));
+  const lintMs = {};
+  try {
+    for (const n of [1000, 10000]) {
+      const file = join(lintDir, `tools-${n}.json`);
+      const tools = Array.from({ length: n }, (_, i) => ({ name: `get_item_${i}`, description: `Reads item ${i}.`, inputSchema: { type: 'object', properties: { id: { type: 'string' }, limit: { type: 'integer' } }, required: ['id'] } }));
+      writeFileSync(file, JSON.stringify({ tools }));
+      // lint exits 1 when it finds something; the time is what counts here.
+      timeNodeAny([BIN, 'lint', file, '--format', 'json', '--output', join(lintDir, 'out.json')]);
+      lintMs[n] = median(Array.from({ length: 3 }, () => timeNodeAny([BIN, 'lint', file, '--format', 'json', '--output', join(lintDir, 'out.json')])));
+    }
+  } finally {
+    rmSync(lintDir, { recursive: true, force: true });
+  }
+
+  // (f) the 3,000-tool listing's peak memory.
+  const huge = peakMemoryOf(`${root}test/fixtures/servers/adversarial-reports/huge-listing.mjs`, {});
+  const hugeMb = huge.timeMb ?? huge.ownMb;
+
   const rows = [
     ['audit --only robust-input, many-tools (median ms)', fmt(a), '', ''],
     ['raw JSON-RPC client, same requests (median ms)', fmt(b), '', ''],
@@ -192,7 +240,22 @@ async function main() {
     ['cold start: sealmark --version (median ms)', fmt(version), '≤ 250', version <= 250 ? 'ok' : 'over'],
     ['cold start: sealmark explain robust-input (median ms)', fmt(explain), '≤ 250', explain <= 250 ? 'ok' : 'over'],
     [`peak memory of the audit, max RSS (MB${mem.timeMb !== undefined ? ', /usr/bin/time -v' : ', resourceUsage'})`, fmt(memMb, 1), '≤ 150', memMb <= 150 ? 'ok' : 'over'],
+    ['lint of 1,000 tools (median ms)', fmt(lintMs[1000]), '', ''],
+    ['lint of 10,000 tools (median ms)', fmt(lintMs[10000]), '≤ 2000', lintMs[10000] <= 2000 ? 'ok' : 'over'],
+    ['lint 10,000 / 1,000 (10 when linear)', fmt(lintMs[10000] / lintMs[1000], 1), '≈ 10', lintMs[10000] / lintMs[1000] <= 12 ? 'ok' : 'over'],
+    ['3,000-tool listing with 1 MB name and replies: peak RSS (MB)', fmt(hugeMb, 1), '≤ 400', hugeMb <= 400 ? 'ok' : 'over'],
   ];
+  const realRows = real.flatMap((r) => [
+    [`${r.id}: full default audit, wall (ms; ${r.calls} calls, grade ${r.grade ?? '-'})`, fmt(r.wallMs), '', ''],
+    [`${r.id}: busy, some request in flight (ms)`, fmt(r.busy), '', ''],
+    [`${r.id}: serial waits, sum of request→reply (ms)`, fmt(r.serial), '', ''],
+    [`${r.id}: wall / busy`, fmt(r.wallMs / r.busy, 2), '≤ 1.2', r.wallMs / r.busy <= 1.2 ? 'ok' : 'over'],
+    [`${r.id}: wall / serial waits`, fmt(r.wallMs / r.serial, 2), '≤ 0.5', r.wallMs / r.serial <= 0.5 ? 'ok' : 'over'],
+    [`${r.id}: bare client, same messages in order (ms)`, fmt(r.bare), '', ''],
+    [`${r.id}: CPU s sealmark / servers`, `${fmt(r.cpuMs / 1000, 1)} / ${r.treeCpuMs !== undefined ? fmt((r.treeCpuMs - r.cpuMs) / 1000, 1) : '?'}`, '', ''],
+    [`${r.id}: peak RSS MB sealmark / largest process`, `${fmt(r.maxRssKb / 1024)} / ${r.treeMaxRssKb !== undefined ? fmt(r.treeMaxRssKb / 1024) : '?'}`, '', ''],
+  ]);
+  rows.push(...realRows);
   const w = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i].length), ['figure', 'value', 'target', ''][i].length));
   const line = (r) => `${r[0].padEnd(w[0])}  ${r[1].padStart(w[1])}  ${r[2].padEnd(w[2])}  ${r[3]}`.trimEnd();
   const out = [

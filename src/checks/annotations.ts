@@ -91,24 +91,32 @@ export const check: Check = {
     }
     const blanket = blanketOf(a.tools);
     if (blanket) out.push(finding(meta, 'blanket', 'info', blanket, { schemaPaths: a.tools.map((t) => `tools[${t.index}].annotations`) }));
+    // One false hint is one fault: every effect that contradicts it, on every call of the tool, is
+    // evidence of one finding, which quotes the first and counts the rest.
+    const contradicted = new Map<string, { tool: string; messageId: 'closed-world-network' | 'read-only-effect'; first: string; probe: string; effects: Set<string>; calls: number[] }>();
     for (const c of a.calls) {
       if (!c.tool || !c.effects?.length) continue;
       const t = a.tools.find((x) => x.name === c.tool);
       if (!t) continue;
       const h = hintsOf(t);
       for (const e of c.effects) {
-        const effect = `${e.kind}: ${e.detail}`;
         // A network attempt is judged against openWorldHint: reading from the network is what an
         // open-world read-only tool does, and the sandbox cannot tell a GET from a POST.
-        if (e.kind === 'network') {
-          if (h.stated.openWorldHint === false) out.push(finding(meta, 'closed-world-network', 'fail', { tool: t.name, effect, probe: c.probe }, { calls: [c.seq], quotes: [e.detail] }, { tool: t.name }));
-        } else if (h.stated.readOnlyHint === true) {
-          out.push(finding(meta, 'read-only-effect', 'fail', { tool: t.name, effect, probe: c.probe }, { calls: [c.seq], quotes: [e.detail] }, { tool: t.name }));
-        }
+        const messageId = e.kind === 'network' ? (h.stated.openWorldHint === false ? 'closed-world-network' : undefined) : h.stated.readOnlyHint === true ? 'read-only-effect' : undefined;
+        if (!messageId) continue;
+        const key = `${messageId}\u0000${t.name}`;
+        const seen = contradicted.get(key) ?? { tool: t.name, messageId, first: `${e.kind}: ${e.detail}`, probe: c.probe, effects: new Set<string>(), calls: [] };
+        contradicted.set(key, seen);
+        seen.effects.add(e.detail);
+        if (!seen.calls.includes(c.seq)) seen.calls.push(c.seq);
       }
     }
-    // The same effect seen on several calls of one tool is one fault, with every call as evidence.
-    const findings = group(out, (f) => String(f.data.effect ?? ''));
+    for (const x of contradicted.values()) {
+      const more = x.effects.size - 1;
+      const effect = more > 0 ? `${x.first} (and ${more} more effect${more === 1 ? '' : 's'} on ${x.calls.length} call${x.calls.length === 1 ? '' : 's'}: see the evidence)` : x.first;
+      out.push(finding(meta, x.messageId, 'fail', { tool: x.tool, effect, probe: x.probe }, { calls: x.calls, quotes: [...x.effects].slice(0, 10) }, { tool: x.tool }));
+    }
+    const findings = group(out);
     return { id: meta.id, verdict: verdictOf(findings), findings, notes: [] };
   },
 };

@@ -30,6 +30,7 @@ beforeAll(async () => {
   const jobs = {
     c9: auditFixture('design/readonly_writer.mjs', probes('replace_symbol', { file: 'a.txt', symbol: 'x', replacement: 'y' })),
     c9NoProbe: auditFixture('design/readonly_writer.mjs', QUICK),
+    logger: auditFixture('design/readonly_logger.mjs', QUICK),
     closed: auditFixture('design/closed_world_fetch.mjs', probes('lookup_docs', { topic: 'x' })),
     blanket: auditFixture('design/blanket_annotations.mjs', probes('send_invite', { email: 'a@example.invalid' })),
     unannotated: auditFixture('design/unannotated.mjs', QUICK),
@@ -72,6 +73,20 @@ describe('C9: a read-only tool that writes a file', () => {
     expect(checkOf(r, ID).verdict).toBe('pass');
     // The write happened for real, in the directory the server was given.
     expect(readdirSync(scratch)).toEqual(['a.txt']);
+  });
+});
+
+describe('a read-only tool that writes a new file on every call', () => {
+  it('is one read-only-effect finding: the first write quoted, the others counted, every call in the evidence', () => {
+    const r = runs.logger!;
+    const writes = r.calls.filter((c) => c.tool === 'get_time' && c.effects?.length);
+    expect(writes.length).toBeGreaterThanOrEqual(2);
+    const fs = findingsOf(r, ID, 'read-only-effect');
+    expect(fs).toHaveLength(1);
+    const more = writes.length - 1;
+    expect(fs[0]!.message).toBe(`get_time: states readOnlyHint true, but the sandbox saw it act: file: ${writes[0]!.effects![0]!.detail} (and ${more} more effect${more === 1 ? '' : 's'} on ${writes.length} calls: see the evidence)`);
+    expect(fs[0]!.evidence.calls).toEqual(writes.map((c) => c.seq));
+    expect(fs[0]!.evidence.quotes).toEqual(writes.map((c) => c.effects![0]!.detail).slice(0, 10));
   });
 });
 
