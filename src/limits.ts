@@ -26,7 +26,7 @@ export const COUNT_DESCRIPTION = /\b(?:first|last|top) N\b|\bnumber of\b|\bmax(?
  * limit too. Matched as the last word of the name (`timeout_ms`, `delaySeconds`, `duration`).
  */
 export const DURATION_WORDS: readonly string[] = [
-  'seconds', 'secs', 'sec', 'ms', 'millis', 'milliseconds', 'minutes', 'mins', 'timeout', 'delay', 'duration', 'interval', 'ttl',
+  'seconds', 'secs', 'sec', 'ms', 'millis', 'milliseconds', 'minutes', 'mins', 'timeout', 'delay', 'duration', 'interval', 'ttl', 'age',
 ];
 
 /** A count-like or duration-like property of a tool. */
@@ -66,9 +66,11 @@ function recognise(p: PropertyInfo): { kind: 'count' | 'duration'; because: stri
   const first = words[0]!;
   const last = words[words.length - 1]!;
   if (COUNT_NAMES.includes(joined)) return { kind: 'count', because: 'name' };
-  if (words.length > 1 && COUNT_PREFIXES.includes(first)) return { kind: 'count', because: 'name' };
   if (COUNT_SUFFIXES.includes(last)) return { kind: 'count', because: 'name' };
+  // A duration word last wins over a count word first: maxAge, max_delay and min_interval are
+  // durations (firecrawl's maxAge is a cache age in ms), max_results a count.
   if (DURATION_WORDS.includes(last) || (words.length > 1 && first === 'timeout')) return { kind: 'duration', because: 'name' };
+  if (words.length > 1 && COUNT_PREFIXES.includes(first)) return { kind: 'count', because: 'name' };
   const description = typeof p.schema.description === 'string' ? p.schema.description : '';
   const phrase = COUNT_DESCRIPTION.exec(description)?.[0];
   if (phrase) return { kind: 'count', because: `description ("${phrase}")` };

@@ -36,6 +36,10 @@ describe('limitProperties', () => {
     ['delaySeconds', 'duration'],
     ['timeout_after', 'duration'],
     ['duration', 'duration'],
+    // A duration word last wins over a count word first (firecrawl-mcp 3.26.0's maxAge is a cache age in ms).
+    ['maxAge', 'duration'],
+    ['max_delay', 'duration'],
+    ['minInterval', 'duration'],
   ])('recognises %s as a %s', (name, kind) => {
     expect(recognised({ [name]: { type: 'integer' } })).toEqual([`${name}:${kind}`]);
   });
