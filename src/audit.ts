@@ -9,7 +9,7 @@ import type { HttpTargetSpec } from './target/http-transport.js';
 import { UsageError } from './errors.js';
 import { MAX_RESTARTS, Recorder, type Progress } from './probes/recorder.js';
 import { gatherRobustInput, hangLimitMs } from './probes/robust-input.js';
-import { gatherProtocolErrors } from './probes/protocol-errors.js';
+import { gatherProtocolErrors, sendEarly } from './probes/protocol-errors.js';
 import { gatherEffects } from './probes/effects.js';
 import { closeLateWindow, closeWatch } from './probes/watch.js';
 import { adoptLateReplies, gatherLimits } from './probes/limits.js';
@@ -294,6 +294,9 @@ async function auditSpec(
     /** A server to call: the live one, or the server started again after it exited. */
     const live = () => rec.revive();
     if (tools.length > 0 && !listing.problem) {
+      // The probe many servers never answer goes first, so its hang limit passes beside the rest.
+      const early = needs.has('protocol-errors') ? await sendEarly(rec, hangMs) : undefined;
+      if (early?.recorded) await live();
       if (needs.has('robust-input')) artifacts.robust = await gatherRobustInput(rec, tools, config, sandbox);
       if (needs.has('strict-arguments') && !artifacts.robust?.stopped && (await live())) artifacts.strict = await gatherStrictArguments(rec, tools, config, sandbox);
       if (needs.has('effects') && (await live())) {
@@ -303,7 +306,7 @@ async function auditSpec(
       // server cannot be judged on the gatherers below: more requests would only wait out the hang
       // limit and blame the wrong probe. protocol-errors goes before the limits pack, so that a
       // server that dies on a limit value is still judged on protocol mistakes.
-      if (needs.has('protocol-errors') && !artifacts.robust?.stopped && (await live())) artifacts.protocol = await gatherProtocolErrors(rec, hangMs);
+      if (needs.has('protocol-errors') && !artifacts.robust?.stopped && (await live())) artifacts.protocol = await gatherProtocolErrors(rec, hangMs, early);
       if (needs.has('limits') && !artifacts.robust?.stopped && (await live())) artifacts.limits = await gatherLimits(rec, tools, config, sandbox);
       // (Three hangs in limits with the server still answering is one slow tool, not a wedged server.)
       const stopped = artifacts.robust?.stopped ?? (artifacts.limits?.stopped?.reason === 'server-gone' ? artifacts.limits.stopped : undefined);

@@ -2,6 +2,9 @@
  * The protocol-errors gatherer (SPEC section 5, `protocol-errors`): requests a careless client
  * sends by mistake. Each is followed by a liveness request so a crash is attributed to it.
  */
+import type { Session } from '../target/session.js';
+import type { Exchange } from '../target/wire.js';
+import type { ProbeCall } from '../types.js';
 import type { Recorder } from './recorder.js';
 
 /** A method no MCP version defines. */
@@ -21,6 +24,34 @@ export interface ProtocolRun {
 
 /** How long to wait for an (unwanted) answer to a notification, in ms. */
 const NOTIFICATION_WINDOW_MS = 300;
+/** ms the server has to answer a `tools/list` sent beside the early array-params probe ({@link sendEarly}). */
+export const EARLY_GUARD_MS = 2000;
+
+/** The array-params probe, sent ahead of its turn ({@link sendEarly}). */
+export interface EarlyProbe {
+  /** The start of the server it went to: at its turn it counts only if that start is still the one. */
+  session: Session;
+  exchange: Promise<Exchange>;
+  /** Set when it had to be waited for and recorded at once (the server did not answer beside it). */
+  recorded?: ProbeCall;
+}
+
+/**
+ * Sends the array-params probe at once, before the other gatherers (issue 15: the slow probes go
+ * first, so their waits overlap the rest): many servers never answer it (the TypeScript SDK drops
+ * it before the server's code runs), and its hang limit then passes beside the audit, not after
+ * it. A `tools/list` goes beside it; a server that does not answer that within
+ * {@link EARLY_GUARD_MS} (one that handles one request at a time, or one the probe took down) gets
+ * the probe waited for now and recorded in its place, as if it had been its turn. `timeoutMs`: the
+ * probe's hang limit (ms).
+ */
+export async function sendEarly(rec: Recorder, timeoutMs: number): Promise<EarlyProbe> {
+  const session = rec.session;
+  const early: EarlyProbe = { session, exchange: session.request('tools/call', [], timeoutMs) };
+  const guard = await session.alive(Math.min(timeoutMs, EARLY_GUARD_MS));
+  if (!guard.alive) early.recorded = rec.add('array-params', await early.exchange);
+  return early;
+}
 
 /**
  * Sends: an unknown method, each notification (then a follow-up request to see the server still
@@ -28,15 +59,28 @@ const NOTIFICATION_WINDOW_MS = 300;
  * `tools/call` of a tool that does not exist, and a `tools/call` whose params are an array.
  * `timeoutMs` bounds each request (ms).
  */
-export async function gatherProtocolErrors(rec: Recorder, timeoutMs: number): Promise<ProtocolRun> {
+export async function gatherProtocolErrors(rec: Recorder, timeoutMs: number, early?: EarlyProbe): Promise<ProtocolRun> {
   const run: ProtocolRun = { notifications: [], seqs: [] };
   const first = rec.calls.length;
-  await sendAll(rec, run, timeoutMs);
-  run.seqs = rec.calls.slice(first).map((c) => c.seq);
+  await sendAll(rec, run, timeoutMs, early);
+  run.seqs = [...(early?.recorded ? [early.recorded.seq] : []), ...rec.calls.slice(first).map((c) => c.seq)];
   return run;
 }
 
-async function sendAll(rec: Recorder, run: ProtocolRun, timeoutMs: number): Promise<ProtocolRun> {
+/**
+ * The array-params exchange: the early one ({@link sendEarly}) when it went to the start of the
+ * server that is still running and did not end in that start's exit (an exit another probe caused
+ * says nothing of this one); otherwise sent now.
+ */
+async function arrayParams(rec: Recorder, timeoutMs: number, early: EarlyProbe | undefined): Promise<Exchange> {
+  if (early && early.session === rec.session) {
+    const ex = await early.exchange;
+    if (ex.reply.kind !== 'exited') return ex;
+  }
+  return rec.session.request('tools/call', [], timeoutMs);
+}
+
+async function sendAll(rec: Recorder, run: ProtocolRun, timeoutMs: number, early: EarlyProbe | undefined): Promise<ProtocolRun> {
   // A server that exited on one probe is started again for the next (SPEC section 3 step 3): the
   // exit stays the finding of the probe that caused it.
   const gone = async () => !(await rec.revive());
@@ -66,7 +110,9 @@ async function sendAll(rec: Recorder, run: ProtocolRun, timeoutMs: number): Prom
   if (await gone()) return run;
   await live();
   if (await gone()) return run;
-  rec.add('array-params', await rec.session.request('tools/call', [], timeoutMs));
+  // Recorded already when it had to be waited for at the start (the server answered nothing beside it).
+  if (early?.recorded) return run;
+  rec.add('array-params', await arrayParams(rec, timeoutMs, early));
   if (await gone()) return run;
   await live();
   return run;

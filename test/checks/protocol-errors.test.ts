@@ -3,6 +3,12 @@
  * notifications, unknown tool, array params, each followed by a liveness request.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { audit } from '../../src/audit.js';
+import { configRegistry } from '../../src/config/defaults.js';
+import { parseConfig } from '../../src/config/schema.js';
 import { auditFixture, checkOf, findingsOf, fixture, graded, LATER_PACKS_OFF } from '../helpers/run.js';
 import { runCli } from '../helpers/cli.js';
 import { shellQuote } from '../../src/replay.js';
@@ -192,4 +198,49 @@ describe('sdk/plain-server.mjs (the same SDK, no fallback handler)', () => {
     expect((unknown.reply.raw as { error: { code: number } }).error.code).toBe(-32601);
     expect(findingsOf(r, 'protocol-errors', 'no-reply')[0]!.sdkCause?.sdk).toBe('@modelcontextprotocol/sdk');
   });
+});
+
+describe('the array-params probe goes first, so its hang limit passes beside the other probes', () => {
+  /** Transcript lines of a run: what was sent and received, in order. */
+  const transcriptOf = (file: string) =>
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { ms: number; dir: string; message: { id?: unknown; method?: string; params?: unknown } });
+
+  it('a server that never answers it and answers the rest: sent before the robust-input probes, answered by none, judged as in its turn', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sealmark-early-'));
+    try {
+      const transcript = join(dir, 't.jsonl');
+      const r = await audit({ command: process.execPath, args: [fixture('protocol/drops-array-params.mjs')], config: parseConfig({ checks: { ...LATER_PACKS_OFF, 'robust-input': { hang_ms: 2000 } } }, configRegistry()), transcriptPath: transcript });
+      expect(graded(r, 'protocol-errors')).toEqual(['no-reply']);
+      expect(findingsOf(r, 'protocol-errors', 'no-reply')[0]!.data.probe).toBe('array-params');
+      const sent = transcriptOf(transcript).filter((x) => x.dir === 'send' && x.message.method === 'tools/call');
+      // The first tools/call on the wire is the array-params probe; robust-input's probes follow while it waits.
+      expect(Array.isArray(sent[0]!.message.params)).toBe(true);
+      const rows = transcriptOf(transcript);
+      const cancelled = rows.findIndex((x) => x.message.method === 'notifications/cancelled' && (x.message.params as { requestId?: unknown }).requestId === sent[0]!.message.id);
+      const robust = rows.findIndex((x) => x.dir === 'send' && x.message.method === 'tools/call' && !Array.isArray(x.message.params));
+      expect(robust).toBeGreaterThan(-1);
+      expect(robust).toBeLessThan(cancelled);
+      // Recorded in its turn, after unknown-tool, with its liveness check after it.
+      const probes = r.calls.filter((c) => ['unknown-method', 'unknown-tool', 'array-params'].includes(c.probe)).map((c) => c.probe);
+      expect(probes).toEqual(['unknown-method', 'unknown-tool', 'array-params']);
+      expect(r.calls.find((c) => c.probe === 'array-params')!.reply.kind).toBe('hang');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('a server that handles one request at a time: the probe is waited for at once, nothing else is held up or blamed, and the verdict is a serial run’s', async () => {
+    const raw = { checks: { ...LATER_PACKS_OFF, 'robust-input': { hang_ms: 2000 } } };
+    const r = await auditFixture('protocol/one_at_a_time.py', raw);
+    expect(graded(r, 'protocol-errors')).toEqual(['no-reply']);
+    expect(findingsOf(r, 'protocol-errors', 'no-reply')[0]!.data.probe).toBe('array-params');
+    // Recorded first (it had to be waited for), and no other probe hung behind it.
+    const first = r.calls.find((c) => c.probe !== 'tools-list')!;
+    expect([first.probe, first.reply.kind]).toEqual(['array-params', 'hang']);
+    expect(r.calls.filter((c) => c.reply.kind === 'hang').map((c) => c.probe)).toEqual(['array-params']);
+    expect(checkOf(r, 'robust-input').verdict).toBe('pass');
+  }, 60_000);
 });
