@@ -79,7 +79,7 @@ export interface AuditOptions {
   replayVia?: string[];
   /** `--all`: the default-call probe sends `{}` to every tool, not only those with no required argument. */
   all?: boolean;
-  /** `--allow-effects`: effect probes call tools even without the sandbox (on the user's machine). */
+  /** `--allow-effects`: effect probes call tools even without the sandbox or its copy-on-write filesystem (on the user's machine, for real). */
   allowEffects?: boolean;
   /**
    * `--package`: a published package to fetch and audit (SPEC section 2); `args` go to the server.
@@ -241,8 +241,15 @@ async function auditSpec(
   }
   // A server that exits is started again with the same settings (SPEC section 3 step 3); its
   // messages go on in the same transcript.
-  // Every message sent to the server ends the late window of the last watched call (SPEC section 3).
-  const closeWindow = sandbox ? () => void closeLateWindow(sandbox) : undefined;
+  // The next call of a listed tool ends the late window of the last watched call (SPEC section 3):
+  // a ping, a tools/list or a protocol probe runs no tool, so what arrives meanwhile is still late.
+  const listed = new Set<string>();
+  const closeWindow = sandbox
+    ? (method: string, params: unknown) => {
+        const name = method === 'tools/call' && typeof params === 'object' && params !== null ? (params as { name?: unknown }).name : undefined;
+        if (typeof name === 'string' && listed.has(name)) closeLateWindow(sandbox);
+      }
+    : undefined;
   opened.onRequest = closeWindow;
   const restart = async (): Promise<Session | OpenFailure> => {
     // A server stopped for filling the overlay is not started again: it would fill it again.
@@ -271,6 +278,7 @@ async function auditSpec(
     const listing = await session.listTools(hangMs);
     for (const ex of listing.exchanges) rec.add('tools-list', ex);
     const tools = listing.tools.map(toListedTool);
+    for (const t of tools) listed.add(t.name);
     const artifacts: Artifacts = {
       ...(sandbox ? { isolation: sandbox.isolation } : {}),
       handshake: session.handshake,

@@ -84,7 +84,7 @@ export async function main(argv: string[]): Promise<number> {
     .addOption(new Option('--network <on|off>', 'off: loopback only inside the sandbox (default); on: the host network').choices(['on', 'off']))
     .option('--keep-sandbox', 'keep the scratch folders after the run (their path is printed)')
     .option('--all', 'default-call-effects: send {} to every tool, not only those with no required argument')
-    .option('--allow-effects', 'with --no-sandbox: still call tools with default and filler arguments (their effects happen for real)')
+    .option('--allow-effects', 'with --no-sandbox, or where the sandbox has no copy-on-write filesystem: still call tools with default and filler arguments (their writes happen for real)')
     .option('--quiet', 'no progress line')
     .option('--verbose', 'show informational findings and notes')
     .option('--no-color', 'no colour in text output')

@@ -6,8 +6,9 @@
  * Left alone, because they are not secrets and hiding them would hide the evidence: values shorter
  * than {@link MIN_SECRET_LENGTH} characters (`1`, `on`), numbers, and absolute filesystem paths
  * (`MEMORY_FILE_PATH=/tmp/x/memory.jsonl`), unless the variable's name says it holds a credential;
- * and values of other variables shorter than {@link MIN_PLAIN_SECRET_LENGTH} (`MODE=limit`): a
- * common word is not a secret, and hiding it would garble every text it occurs in. sealmark's own
+ * and values of other variables shorter than {@link MIN_PLAIN_SECRET_LENGTH} (`MODE=limit`) or made of
+ * lowercase words only (`LABEL=read_graph`): a common word is not a secret, and hiding it would
+ * garble every text it occurs in. sealmark's own
  * identifiers in a report (check, message, probe and pack ids, verdicts, classes) are never touched.
  */
 
@@ -121,6 +122,9 @@ export function isSecret(name: string, value: string): boolean {
   if (namedLikeCredential(name)) return true;
   if (value.length < MIN_PLAIN_SECRET_LENGTH) return false;
   if (/^-?\d+(\.\d+)?$/.test(value) || /^(true|false|null|yes|no|on|off)$/i.test(value)) return false;
+  // Lowercase words and lists of them (`read_graph`, `write_now,delete_victim`): a mode or a tool
+  // name, not a secret (secrets carry digits or capitals), and hiding one garbles every tool name.
+  if (/^[a-z][a-z_.,\- ]*$/.test(value)) return false;
   // A path, spaces and all (`/home/me/My Notes/memory.jsonl`): no secret, and reports must show it.
   if (/^(\/|[A-Za-z]:[\\/])[^:@\t\r\n]*$/.test(value)) return false;
   return true;

@@ -14,7 +14,7 @@ import { sampleProperty } from '../values.js';
 import { uncallable } from './callable.js';
 import type { Recorder } from './recorder.js';
 import { hangLimitMs, maxTools } from './robust-input.js';
-import { watched } from './watch.js';
+import { watched, writesReachYourFiles } from './watch.js';
 
 /** The key value sealmark sends to both calls of a repeated write (random per run: no server can special-case it). */
 export const REPEAT_KEY = `repeat-${randomBytes(8).toString('hex')}`;
@@ -63,8 +63,9 @@ export interface DesignRun {
  */
 export async function gatherDesign(rec: Recorder, tools: ListedTool[], config: ResolvedConfig, sandbox: Sandbox | undefined, allowEffects: boolean): Promise<DesignRun> {
   const run: DesignRun = { ran: false, repeats: [], notRepeated: [], madeUp: [], beyondMaxTools: [] };
-  if (!sandbox && !allowEffects) {
-    run.why = `${rec.session.remote ? 'a server reached by URL runs outside any sandbox' : 'no sandbox (--no-sandbox)'} and no --allow-effects: no write was repeated and no made-up proposal sent`;
+  const uncontained = writesReachYourFiles(sandbox, rec.session.remote);
+  if (uncontained && !allowEffects) {
+    run.why = `${uncontained} and no --allow-effects: no write was repeated and no made-up proposal sent`;
     return run;
   }
   run.ran = true;

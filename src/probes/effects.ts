@@ -14,12 +14,12 @@ import type { ListedTool, ProbeCall } from '../types.js';
 import type { Recorder } from './recorder.js';
 import { uncallable } from './callable.js';
 import { hangLimitMs } from './robust-input.js';
-import { watched } from './watch.js';
+import { watched, writesReachYourFiles } from './watch.js';
 
 
 /** What the effects gatherer did, beside its calls. */
 export interface EffectsRun {
-  /** false when no sandbox ran and --allow-effects was not given: nothing was called. */
+  /** false when writes would have reached the user's files (no sandbox, or no copy-on-write filesystem) and --allow-effects was not given: nothing was called. */
   ran: boolean;
   /** Why not, when `ran` is false. */
   why?: string;
@@ -94,7 +94,7 @@ export interface EffectsOptions {
   sandbox: Sandbox | undefined;
   /** `--all`: `{}` to every tool, not only those with no required argument. */
   all: boolean;
-  /** `--allow-effects`: call tools with filler and default arguments even without the sandbox. */
+  /** `--allow-effects`: call tools with filler and default arguments even without the sandbox or its copy-on-write filesystem. */
   allowEffects: boolean;
 }
 
@@ -104,8 +104,9 @@ export interface EffectsOptions {
  */
 export async function gatherEffects(rec: Recorder, tools: ListedTool[], config: ResolvedConfig, opts: EffectsOptions): Promise<EffectsRun> {
   const run: EffectsRun = { ran: false, defaultCalled: [], fillerCalled: [], controls: [], all: opts.all };
-  if (!opts.sandbox && !opts.allowEffects) {
-    run.why = `${rec.session.remote ? 'a server reached by URL runs outside any sandbox' : 'no sandbox (--no-sandbox)'} and no --allow-effects: tools were not called with default or filler arguments`;
+  const uncontained = writesReachYourFiles(opts.sandbox, rec.session.remote);
+  if (uncontained && !opts.allowEffects) {
+    run.why = `${uncontained} and no --allow-effects: tools were not called with default or filler arguments`;
     return run;
   }
   run.ran = true;

@@ -340,13 +340,13 @@ interface Send {
  * Sends one limits probe, watched for effects, and records what it admitted. A line that is not
  * JSON is followed by a `ping`; once that is answered, the probe's reply is waited for
  * {@link DROPPED_LINE_GRACE_MS} more and then recorded as dropped (a `hang` of the time waited).
- * The grace period for late effects is skipped only after a rejected call to a tool that claims
- * to be read-only: after an accepted call a late effect would otherwise land on the next call,
- * and a rejected call to a tool that may write is exactly where a late effect matters.
+ * Its effects are settled after the quiet period except after a rejected call to a tool that
+ * claims to be read-only: after an accepted call a late effect would otherwise land on the next
+ * call, and a rejected call to a tool that may write is exactly where a late effect matters.
  */
 function send(rec: Recorder, s: Send): Promise<ProbeCall> {
   const admitted = (c: ProbeCall) => c.classification?.class === 'accepted' || c.classification?.class === 'lenient-downstream';
-  return watched(s.sandbox, () => make(rec, s), { judged: (c) => !s.readOnly || admitted(c) });
+  return watched(s.sandbox, () => make(rec, s), { judged: (c) => !s.readOnly || admitted(c), tool: s.tool });
 }
 
 async function make(rec: Recorder, s: Send): Promise<ProbeCall> {

@@ -210,7 +210,7 @@ export async function gatherRobustInput(rec: Recorder, tools: ListedTool[], conf
       // Every call is watched in the sandbox: what an accepted invalid call set off is its evidence
       // (case C7), and what a read-only tool does is its annotations' test. Only the valid call
       // waits the grace period; an invalid one is read at once.
-      const call = await watched(sandbox, send, { judged: p.probe === 'read-only-no-args' });
+      const call = await watched(sandbox, send, { judged: p.probe === 'read-only-no-args', tool: tool.name });
       entry.probes.push(p.probe);
       const cls = call.classification?.class;
       // The exit is this probe's finding; the server is started again for the rest (SPEC section 3
@@ -240,7 +240,7 @@ export async function gatherRobustInput(rec: Recorder, tools: ListedTool[], conf
       const tool = tools.find((t) => t.name === up.tool);
       const declared = tool ? propertiesOf(tool.inputSchema).map((p) => p.name) : [];
       rec.progress({ phase: 'probes', tool: up.tool });
-      const call = await watched(sandbox, () => rec.toolCall('user-probe', up.tool, up.arguments, hangMs, declared));
+      const call = await watched(sandbox, () => rec.toolCall('user-probe', up.tool, up.arguments, hangMs, declared), { tool: up.tool });
       const reply = call.exchange.reply;
       // What a valid call returned, beside which the limits probes' item counts are read.
       if (call.classification?.class === 'accepted' && reply.kind === 'response') call.items = countItems(reply.result);

@@ -134,7 +134,7 @@ export async function gatherStrictArguments(rec: Recorder, tools: ListedTool[], 
       const mayRun = c.invalidBecause.length === 0 || c.probe === 'extra-only';
       const target = c.probe === 'extra-only' ? UNEXPECTED_KEY : c.probe === 'no-arguments' ? '(root)' : undefined;
       const extra = { ...(target ? { target } : {}), ...(c.invalidBecause.length > 0 ? { invalidBecause: c.invalidBecause } : {}) };
-      const call = await watched(sandbox, () => rec.toolCall(c.probe, tool.name, c.args, hangMs, declared, extra), { judged: mayRun });
+      const call = await watched(sandbox, () => rec.toolCall(c.probe, tool.name, c.args, hangMs, declared, extra), { judged: mayRun, tool: tool.name });
       own.probes.push(c.probe);
       const cls = call.classification?.class;
       if (c.probe === 'empty-arguments' || c.probe === 'valid-arguments') controlFailed = cls === 'hang' || cls === 'exited';

@@ -27,6 +27,12 @@ export interface WatchOptions {
    * effect of that call arrives first and goes to it as late.
    */
   blames?: boolean;
+  /**
+   * The tool called. Before a call whose effects may be judged, the sandbox waits out the late
+   * window (as for `blames`) when the last call the server ran was another tool's, so that a
+   * delayed effect of that tool is never blamed on this one (an honest read-only tool called next).
+   */
+  tool?: string;
   /** Set `effects` even without a sandbox (then only a failed connection the reply reports is seen). */
   always?: boolean;
 }
@@ -43,8 +49,8 @@ interface OpenWindow {
 }
 
 const windows = new WeakMap<Sandbox, OpenWindow>();
-/** When the server last answered a watched call it ran (ms since the epoch), by sandbox: kept after its window closed. */
-const lastRan = new WeakMap<Sandbox, number>();
+/** When the server last answered a watched call it ran (ms since the epoch) and its tool, by sandbox: kept after its window closed. */
+const lastRan = new WeakMap<Sandbox, { at: number; tool: string | undefined }>();
 
 /** Classes of a tools/call the server refused before running it: no delayed effect is waited for after one. */
 const REFUSED: ReadonlySet<string> = new Set(['rejected', 'rejected-unnamed', 'text-refusal']);
@@ -62,7 +68,8 @@ export async function watched(sandbox: Sandbox | undefined, call: () => Promise<
     if (opts.always) c.effects = effectsOf(undefined, undefined, c.exchange.reply);
     return c;
   }
-  if (opts.blames) await lateWindowPassed(sandbox);
+  const mayJudge = opts.judged !== false;
+  if (opts.blames || (mayJudge && opts.tool !== undefined && lastRan.get(sandbox)?.tool !== opts.tool)) await lateWindowPassed(sandbox);
   const mark = closeLateWindow(sandbox) ?? sandbox.mark();
   const c = await call();
   const repliedAt = Date.now();
@@ -74,7 +81,7 @@ export async function watched(sandbox: Sandbox | undefined, call: () => Promise<
   c.effects = [...read.effects, ...replyEffects(sandbox, c.exchange.reply)];
   const ran = c.exchange.reply.kind === 'response' && !REFUSED.has(c.classification?.class ?? '');
   windows.set(sandbox, { call: c, point: read.point, repliedAt, ran });
-  if (ran) lastRan.set(sandbox, repliedAt);
+  if (ran) lastRan.set(sandbox, { at: repliedAt, tool: c.tool });
   return c;
 }
 
@@ -106,8 +113,8 @@ export function closeLateWindow(sandbox: Sandbox): EffectMark | undefined {
  * that reply is older, and when no watched call ran yet.
  */
 async function lateWindowPassed(sandbox: Sandbox): Promise<void> {
-  const at = lastRan.get(sandbox);
-  if (at !== undefined) await sandbox.quiet(at, LATE_WINDOW_MS, EFFECT_LONGEST_WAIT_MS);
+  const last = lastRan.get(sandbox);
+  if (last !== undefined) await sandbox.quiet(last.at, LATE_WINDOW_MS, EFFECT_LONGEST_WAIT_MS);
 }
 
 /**
@@ -140,4 +147,19 @@ export async function closeWatch(sandbox: Sandbox | undefined): Promise<void> {
   if (!sandbox) return;
   await lateWindowPassed(sandbox);
   closeLateWindow(sandbox);
+}
+
+/**
+ * Why calls that may write would change the user's real files, or undefined when the sandbox
+ * keeps every write in its copy-on-write layer: a server reached by URL, no sandbox
+ * (`--no-sandbox`), or a sandbox without the overlay (not permitted here, or `SEALMARK_NO_OVERLAY=1`).
+ * The gatherers whose calls are meant to write (default and filler calls, repeats, made-up
+ * proposals) make them then only with `--allow-effects` (SPEC: an audit never changes your files).
+ */
+export function writesReachYourFiles(sandbox: Sandbox | undefined, remote: boolean): string | undefined {
+  if (remote) return 'a server reached by URL runs outside any sandbox';
+  if (!sandbox) return 'no sandbox (--no-sandbox)';
+  const iso = sandbox.isolation;
+  if (iso.filesystem === 'overlay') return undefined;
+  return `no copy-on-write filesystem (${iso.unprotected[0]?.why ?? 'overlayfs is not available'}), so the server's writes would be real`;
 }

@@ -117,7 +117,38 @@ export function overlayCandidates(command: string, args: string[], env: Record<s
   const real = [...new Set(all)].sort((a, b) => a.length - b.length);
   const folders: string[] = [];
   for (const p of real) if (!folders.some((o) => p.startsWith(o + '/'))) folders.push(p);
+  // Writable places no overlay covers, named so the report says the server could write there.
+  for (const [p, why] of NEVER_WRITABLE()) {
+    if (uncovered.some((u) => u.path === p) || folders.some((f) => p === f || p.startsWith(f + '/'))) continue;
+    if (writable(p)) uncovered.push({ path: p, why });
+  }
   return { folders, uncovered };
+}
+
+/**
+ * Folders no overlay covers that a server may still be able to write, each with the reason: the
+ * root (an overlay there would hide every mount), the runtime and device file systems, and
+ * /dev/shm, which holds the overlay's own upper layers.
+ */
+function NEVER_WRITABLE(): [string, string][] {
+  const runtime = process.env.XDG_RUNTIME_DIR;
+  return [
+    ['/', 'new entries at the root cannot be overlaid: an overlay of / would hide every mount'],
+    ['/run', 'a runtime file system of sockets and locks, which an overlay would hide from the server'],
+    ...(runtime && runtime.startsWith('/run/') ? [[runtime, 'the runtime folder of this user (sockets of the desktop session), which an overlay would hide'] as [string, string]] : []),
+    ['/dev', 'the device file system, which is never overlaid'],
+    ['/dev/shm', "shared memory, which holds the overlay's own upper layers"],
+  ];
+}
+
+/** Whether this user may create entries in `dir`. */
+function writable(dir: string): boolean {
+  try {
+    accessSync(dir, constants.W_OK);
+    return statSync(dir).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 /** Top-level folders of `/` this user may write (for root: all of them), as real paths. */

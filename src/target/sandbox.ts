@@ -140,6 +140,8 @@ export interface EffectMark {
   at: number;
   offset: number;
   logMtimeMs: number;
+  /** sha256 of the log's first `offset` bytes (a log rewritten in place, same size and all, is caught). */
+  logHash: string;
   files: Snapshot;
   uppers?: UpperSnapshot;
 }
@@ -316,12 +318,30 @@ export class Sandbox {
     this.poll();
     const cutoff = Date.now() - 60_000;
     if (this.eventTimes.length > 0 && this.eventTimes[0]! < cutoff) this.eventTimes = this.eventTimes.filter((t) => t >= cutoff);
-    return { at: Date.now(), offset: this.logSize(), logMtimeMs: this.logMtime(), files: this.layers ? new Map() : this.snapshot(), ...(this.layers ? { uppers: snapshotUppers(this.layers, this.identityOf) } : {}) };
+    const offset = this.logSize();
+    return { at: Date.now(), offset, logMtimeMs: this.logMtime(), logHash: this.logHash(offset), files: this.layers ? new Map() : this.snapshot(), ...(this.layers ? { uppers: snapshotUppers(this.layers, this.identityOf) } : {}) };
+  }
+
+  /** sha256 of the effect log's first `length` bytes ('' when it cannot be read). */
+  private logHash(length: number): string {
+    if (length === 0) return '';
+    try {
+      const buf = Buffer.alloc(length);
+      const fd = openSync(this.logPath, 'r');
+      try {
+        readSync(fd, buf, 0, length, 0);
+      } finally {
+        closeSync(fd);
+      }
+      return createHash('sha256').update(buf).digest('hex');
+    } catch {
+      return '';
+    }
   }
 
   /** A mark before anything happened (every effect of the run so far comes after it). */
   startMark(): EffectMark {
-    return { at: 0, offset: 0, logMtimeMs: -1, files: new Map(), ...(this.layers ? { uppers: new Map() } : {}) };
+    return { at: 0, offset: 0, logMtimeMs: -1, logHash: '', files: new Map(), ...(this.layers ? { uppers: new Map() } : {}) };
   }
 
   /** When the last effect event arrived (ms since the epoch; 0 before the first). */
@@ -549,16 +569,22 @@ export class Sandbox {
     const logMtimeMs = this.logMtime();
     if (size < mark.offset || (size === mark.offset && logMtimeMs !== mark.logMtimeMs)) {
       out.push({ kind: 'file', detail: 'the effect log was truncated during the call: evidence was erased' });
+    } else if (mark.offset > 0 && this.logHash(mark.offset) !== mark.logHash) {
+      out.push({ kind: 'file', detail: 'the effect log was rewritten during the call: evidence was erased' });
     }
+    let foreign = false;
     for (const line of this.readLog(mark.offset, size)) {
       const tab = line.indexOf('\t');
-      const kind = line.slice(0, tab);
+      const kind = tab > 0 ? line.slice(0, tab) : '';
       if (kind === 'shim' || kind === 'network') out.push({ kind, detail: line.slice(tab + 1) });
+      else foreign = true;
     }
+    // Every line sealmark's shims and listener write starts with its kind: anything else was put there.
+    if (foreign) out.push({ kind: 'file', detail: 'the effect log holds lines sealmark did not write: evidence was altered' });
     if (this.layers) {
       const uppers = snapshotUppers(this.layers, this.identityOf);
       out.push(...this.overlayEffects(mark.uppers ?? new Map(), uppers));
-      return { effects: out, point: { at, offset: size, logMtimeMs, files: new Map(), uppers } };
+      return { effects: out, point: { at, offset: size, logMtimeMs, logHash: this.logHash(size), files: new Map(), uppers } };
     }
     const after = this.snapshot();
     for (const [path, id] of after) {
@@ -566,7 +592,7 @@ export class Sandbox {
       else if (mark.files.get(path) !== id) out.push({ kind: 'file', detail: `changed ${path}` });
     }
     for (const path of mark.files.keys()) if (!after.has(path)) out.push({ kind: 'file', detail: `removed ${path}` });
-    return { effects: out, point: { at, offset: size, logMtimeMs, files: after } };
+    return { effects: out, point: { at, offset: size, logMtimeMs, logHash: this.logHash(size), files: after } };
   }
 
   /**

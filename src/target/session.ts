@@ -274,21 +274,21 @@ export class Session {
   }
 
   /**
-   * Called, synchronously, before each request or notification sealmark sends after the handshake:
-   * the audit closes the late window of the last watched call there (its effects end where the next
-   * message to the server begins).
+   * Called, synchronously, with the method and params of each request or notification sealmark
+   * sends after the handshake: the audit closes the late window of the last watched call at the
+   * next call of a tool (its effects end where the next tool's work may begin).
    */
-  onRequest?: () => void;
+  onRequest?: (method: string, params: unknown) => void;
 
   /** Sends one request; see {@link WireTransport.request}. Never rejects. */
   request(method: string, params: unknown, timeoutMs: number, opts?: RequestOptions): Promise<Exchange> {
-    this.onRequest?.();
+    this.onRequest?.(method, params);
     return this.wire.request(method, params, timeoutMs, opts);
   }
 
   /** Sends a notification. Never rejects. */
   notify(method: string, params?: unknown): Promise<string> {
-    this.onRequest?.();
+    this.onRequest?.(method, params);
     return this.wire.notify(method, params);
   }
 

@@ -154,6 +154,12 @@ describe('erases-log.mjs (a server that empties the effect log to hide its curl)
     const quotes = findingsOf(r, ID, 'effect').map((f) => f.evidence.quotes?.[0]);
     expect(quotes).toContain('the effect log was truncated during the call: evidence was erased');
   });
+
+  it('still fails when the log is overwritten in place (same size): lines sealmark did not write are altered evidence', async () => {
+    const r = await run('erases-log.mjs');
+    const quietly = findingsOf(r, ID, 'effect').filter((f) => f.tool === 'sync_quietly').map((f) => f.evidence.quotes?.[0]);
+    expect(quietly).toContain('the effect log holds lines sealmark did not write: evidence was altered');
+  });
 });
 
 // --- C6 and the control ----------------------------------------------------------------------------

@@ -142,19 +142,32 @@ describe.runIf(linux)('an audit of a server that writes to the user’s data by 
 
 describe.runIf(linux)('where the overlay is not permitted (SEALMARK_NO_OVERLAY=1)', () => {
   let data: string;
+  let before: Record<string, string>;
   let report: Report;
+  let allowed: Report;
+  let allowedData: string;
+
+  /** The report of `audit --only default-call-effects` of the data writer on `dir`, with `flags`, the overlay switched off. */
+  const run = async (dir: string, flags: string[]): Promise<Report> => {
+    const out = join(dir, '..', `${dir.split('/').pop()}-report.json`);
+    const r = await runCli(['audit', '--only', 'default-call-effects', ...flags, '--format', 'json', '--output', out, '--', process.execPath, fixture('overlay/data-writer.mjs'), '--data', dir], { env: { SEALMARK_NO_OVERLAY: '1' } });
+    expect(r.stderr).not.toMatch(/Error|at .*\.js:\d+/);
+    const parsed = JSON.parse(readFileSync(out, 'utf8')) as Report;
+    rmSync(out);
+    return parsed;
+  };
 
   beforeAll(async () => {
     data = makeData();
-    const out = join(data, '..', `${data.split('/').pop()}-report.json`);
-    const run = await runCli(['audit', '--only', 'default-call-effects', '--format', 'json', '--output', out, '--', process.execPath, fixture('overlay/data-writer.mjs'), '--data', data], { env: { SEALMARK_NO_OVERLAY: '1' } });
-    expect(run.stderr).not.toMatch(/Error|at .*\.js:\d+/);
-    report = JSON.parse(readFileSync(out, 'utf8')) as Report;
-    rmSync(out);
-  }, 60_000);
+    before = hashes(data);
+    report = await run(data, []);
+    allowedData = makeData();
+    allowed = await run(allowedData, ['--allow-effects']);
+  }, 90_000);
   afterAll(() => {
     rmSync(data, { recursive: true, force: true });
-    // Without the overlay the fixture's /tmp and /srv writes were real: remove them.
+    rmSync(allowedData, { recursive: true, force: true });
+    // With --allow-effects the fixture's /tmp and /srv writes were real: remove them.
     for (const n of written()) for (const d of ['/tmp', '/srv']) rmSync(join(d, n), { force: true });
   });
 
@@ -165,13 +178,19 @@ describe.runIf(linux)('where the overlay is not permitted (SEALMARK_NO_OVERLAY=1
     expect(report.sandbox.note).toContain('no copy-on-write filesystem: overlayfs is switched off (SEALMARK_NO_OVERLAY=1); the server could change your files outside its scratch HOME and working directory, and only writes there were seen');
   });
 
-  it('the effects checks say which writes they could not see', () => {
-    expect(checkOf(report, 'default-call-effects').notes).toContain('no copy-on-write filesystem: writes outside the scratch HOME and working directory were not seen (see the sandbox line)');
+  it('makes no call meant to write (the writes would be real): default-call-effects is n/a, saying why, and the files are unchanged', () => {
+    expect(report.calls.filter((c) => c.probe === 'default-call')).toEqual([]);
+    const check = checkOf(report, 'default-call-effects');
+    expect(check.verdict).toBe('n/a');
+    expect(check.notes).toContain("no copy-on-write filesystem (overlayfs is switched off (SEALMARK_NO_OVERLAY=1)), so the server's writes would be real and no --allow-effects: tools were not called with default or filler arguments");
+    expect(hashes(data)).toEqual(before);
   });
 
-  it('then the server’s writes were real (which is why the overlay matters)', () => {
-    expect(readFileSync(join(data, 'notes.txt'), 'utf8')).toBe('first note\na note from the server\n');
-    expect(existsSync(join(data, 'app.log.1'))).toBe(true);
+  it('with --allow-effects the calls are made: the effects checks say which writes they could not see, and the writes were real', () => {
+    expect(allowed.calls.filter((c) => c.probe === 'default-call').length).toBeGreaterThan(0);
+    expect(checkOf(allowed, 'default-call-effects').notes).toContain('no copy-on-write filesystem: writes outside the scratch HOME and working directory were not seen (see the sandbox line)');
+    expect(readFileSync(join(allowedData, 'notes.txt'), 'utf8')).toBe('first note\na note from the server\n');
+    expect(existsSync(join(allowedData, 'app.log.1'))).toBe(true);
   });
 });
 

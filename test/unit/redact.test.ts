@@ -16,8 +16,8 @@ describe('Redactor (SPEC section 8)', () => {
   });
 
   it('never breaks the structure: a secret equal to a JSON token is only replaced inside strings', () => {
-    const o = new Redactor({ MODE: 'lenient-mode', FLAG_TOKEN: 'isError' });
-    expect(o.value({ isError: true, text: 'lenient-mode isError' })).toEqual({ '[redacted:FLAG_TOKEN]': true, text: '[redacted:MODE] [redacted:FLAG_TOKEN]' });
+    const o = new Redactor({ MODE: 'lenient-mode-2', FLAG_TOKEN: 'isError' });
+    expect(o.value({ isError: true, text: 'lenient-mode-2 isError' })).toEqual({ '[redacted:FLAG_TOKEN]': true, text: '[redacted:MODE] [redacted:FLAG_TOKEN]' });
   });
 
   it('deep-copies a value with secrets redacted, and leaves values under 4 characters alone', () => {
@@ -77,7 +77,15 @@ describe('what counts as a secret', () => {
     expect(isSecret('PORT', '8080')).toBe(false);
     expect(isSecret('API_TOKEN', '/opt/token/file')).toBe(true);
     expect(isSecret('DATABASE_URL', 'postgres://u:p@127.0.0.1/db')).toBe(true);
-    expect(isSecret('MODE', 'lenient-but-long')).toBe(true);
+    // Long enough, with digits or capitals, under any name: a secret.
+    expect(isSecret('MODE', 'Lenient8but-long')).toBe(true);
+    expect(isSecret('SESSION', 'x9f2k1m7q3')).toBe(true);
+    // Lowercase words (a mode, a tool name, a list of them) are not: --env LABEL=read_graph must not
+    // turn every read_graph in the report into [redacted:LABEL].
+    expect(isSecret('MODE', 'lenient-but-long')).toBe(false);
+    expect(isSecret('LABEL', 'read_graph')).toBe(false);
+    expect(isSecret('TOOLS', 'write_now,delete_victim')).toBe(false);
+    expect(isSecret('API_KEY', 'read_graph')).toBe(true);
     // A short common word in a variable not named like a credential is not a secret (it would
     // garble every text it occurs in): MODE=limit must not become "bounded-[redacted]s".
     expect(isSecret('MODE', 'limit')).toBe(false);
@@ -88,9 +96,10 @@ describe('what counts as a secret', () => {
 
 describe('a plain value cut short', () => {
   it('a word that only begins a plain value is left alone at the end of a text (the package name stays readable)', () => {
-    const r = new Redactor({ MEMORY_FILE_PATH: 'memory-store.jsonl' });
+    // (A value with a digit: lowercase words alone are no secret at all.)
+    const r = new Redactor({ MEMORY_FILE_PATH: 'memory-store-2.jsonl' });
     expect(r.text('@modelcontextprotocol/server-memory')).toBe('@modelcontextprotocol/server-memory');
-    expect(r.text('wrote memory-store.jsonl')).toBe('wrote [redacted:MEMORY_FILE_PATH]');
+    expect(r.text('wrote memory-store-2.jsonl')).toBe('wrote [redacted:MEMORY_FILE_PATH]');
     // Cut through the middle, with a plain secret's length still showing: hidden.
     expect(r.text('path: memory-sto')).toBe('path: [redacted:MEMORY_FILE_PATH]');
   });
