@@ -313,3 +313,36 @@ describe.runIf(linux)('a server that writes more than the overlay may hold in me
     }
   }, 60_000);
 });
+
+describe.runIf(linux)('delayed effects beside an honest read-only tool (a Python server, the full default audit)', () => {
+  let dir: string;
+  let report: Report;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'sealmark-overlay-delayed-'));
+    // probes: entries as a user writes them: the read-only tool's call comes right after the other's.
+    const probes = [{ tool: 'save_later', arguments: {} }, { tool: 'peek', arguments: {} }];
+    report = await audit({ command: 'python3', args: [fixture('overlay/py_delayed.py'), '--dir', dir], config: parseConfig({ probes }, configRegistry()) });
+  }, 120_000);
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('never blames the read-only tool for the write another tool set off 300 ms after its reply', () => {
+    expect(report.calls.filter((c) => c.tool === 'peek' && (c.effects?.length ?? 0) > 0)).toEqual([]);
+    expect(checkOf(report, 'annotations').findings.filter((f) => f.tool === 'peek')).toEqual([]);
+    expect(checkOf(report, 'default-call-effects').findings.map((f) => f.tool).sort()).toEqual(['ping_later', 'save_later']);
+  });
+
+  it('each delayed effect is the late effect of the call that set it off', () => {
+    const dflt = (tool: string) => report.calls.find((c) => c.probe === 'default-call' && c.tool === tool)!;
+    expect(dflt('save_later').effects).toEqual([{ kind: 'file', detail: expect.stringMatching(/^(created|changed) .*\/saved\.txt$/), summary: expect.any(String), lateMs: expect.any(Number) }]);
+    // The last tool: only pings and protocol probes come after it, and its curl is still its own.
+    expect(dflt('ping_later').effects).toEqual([{ kind: 'shim', detail: 'curl -s -m 1 http://example.com/late', lateMs: expect.any(Number) }]);
+    // Every write of saved.txt in the report is on a call of save_later.
+    const writers = report.calls.filter((c) => c.effects?.some((e) => e.detail.endsWith('/saved.txt'))).map((c) => c.tool);
+    expect(new Set(writers)).toEqual(new Set(['save_later']));
+  });
+
+  it('leaves the folder as it was', () => {
+    expect(readdirSync(dir)).toEqual([]);
+  });
+});
