@@ -242,6 +242,8 @@ interface UpperEntry {
   size: number;
   /** Size, times and inode: a rewrite of the same size, or a replace by rename, still differs. */
   id: string;
+  /** Permission bits: a chmod is a change even when the bytes are the same. */
+  mode: number;
 }
 
 /** A snapshot of the upper folders: real path (as the server sees it) → entry. */
@@ -268,7 +270,7 @@ export function snapshotUppers(layers: OverlayLayer[], identify?: (full: string,
       try {
         const st = lstatSync(full);
         const kind: UpperEntry['kind'] = st.isCharacterDevice() && st.rdev === 0 ? 'whiteout' : st.isDirectory() ? 'dir' : st.isSymbolicLink() ? 'link' : st.isFile() ? 'file' : 'other';
-        out.set(shown, { kind, size: st.size, id: kind === 'file' && identify ? identify(full, st) : `${st.size}:${st.mtimeMs}:${st.ctimeMs}:${st.ino}` });
+        out.set(shown, { kind, size: st.size, id: kind === 'file' && identify ? identify(full, st) : `${st.size}:${st.mtimeMs}:${st.ctimeMs}:${st.ino}`, mode: st.mode & 0o7777 });
         if (kind === 'dir') walk(full, shown);
       } catch {
         /* gone meanwhile */
@@ -303,7 +305,11 @@ export function changesBetween(layers: OverlayLayer[], before: UpperSnapshot, af
   };
   for (const [path, e] of after) {
     const was = before.get(path);
-    if (was && was.kind === e.kind && was.id === e.id) continue;
+    if (was && was.kind === e.kind && was.id === e.id) {
+      // The same bytes again, with other permissions: a chmod of a file it had already written.
+      if (e.kind === 'file' && was.mode !== e.mode) out.push({ action: 'changed', path, summary: `mode ${was.mode.toString(8)} → ${e.mode.toString(8)}` });
+      continue;
+    }
     const real = safeLstat(path, layers);
     if (e.kind === 'whiteout') {
       if (was?.kind === 'whiteout') continue;
@@ -312,8 +318,12 @@ export function changesBetween(layers: OverlayLayer[], before: UpperSnapshot, af
       const prior = was && was.kind === 'file' ? { size: was.size, from: 'upper' as const } : real && real.isFile() && was?.kind !== 'whiteout' ? { size: real.size, from: 'lower' as const } : undefined;
       const upper = upperOf(path)!;
       if (!prior) out.push({ action: 'created', path, summary: sizeWord(e.size, false) });
-      // A rewrite of the real file with the very same bytes (a store that saves on every call) is no change.
-      else if (prior.from === 'lower' && prior.size === e.size && sameBytes(path, upper)) continue;
+      // A rewrite of the real file with the very same bytes (a store that saves on every call) is no
+      // change; the same bytes with other permissions (a chmod) are.
+      else if (prior.from === 'lower' && prior.size === e.size && sameBytes(path, upper)) {
+        const mode = modeChange(real!, upper);
+        if (mode) out.push({ action: 'changed', path, summary: mode });
+      }
       else out.push({ action: 'changed', path, summary: `${prior.size} → ${e.size} bytes${prior.from === 'lower' ? firstChange(path, upper) : ''}` });
     } else if (e.kind === 'link') {
       if (was) continue;
@@ -346,10 +356,12 @@ function pairRenames(changes: FileChange[], layers: OverlayLayer[]): FileChange[
   for (const r of removed) {
     const lower = safeLstat(r.path, layers);
     if (!lower?.isFile()) continue;
-    const match = out.find((c) => c.action === 'created' && c.summary === sizeWord(lower.size, false) && sameBytes(r.path, upperPathOf(c.path, layers)));
+    // Onto a new name (created), or onto a file that was there (changed: os.replace, mv over it).
+    const match = out.find((c) => (c.action === 'created' || c.action === 'changed') && sameBytes(r.path, upperPathOf(c.path, layers)));
     if (!match) continue;
     out.splice(out.indexOf(match), 1);
-    out.splice(out.indexOf(r), 1, { action: 'renamed', path: r.path, to: match.path, summary: sizeWord(lower.size, false) });
+    const summary = match.action === 'changed' ? `${sizeWord(lower.size, false)}, replacing the file that was there` : sizeWord(lower.size, false);
+    out.splice(out.indexOf(r), 1, { action: 'renamed', path: r.path, to: match.path, summary });
   }
   return out;
 }
@@ -424,6 +436,17 @@ function sameBytes(a: string, b: string | undefined): boolean {
     return readFileSync(a).equals(readFileSync(b));
   } catch {
     return false;
+  }
+}
+
+/** `mode 644 → 777` when the written copy's permissions differ from the real file's; undefined otherwise. */
+function modeChange(real: Stats, upper: string): string | undefined {
+  try {
+    const a = real.mode & 0o7777;
+    const b = lstatSync(upper).mode & 0o7777;
+    return a === b ? undefined : `mode ${a.toString(8)} → ${b.toString(8)}`;
+  } catch {
+    return undefined;
   }
 }
 

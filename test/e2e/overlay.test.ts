@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
-import { accessSync, constants, existsSync, readlinkSync, symlinkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, chmodSync, constants, existsSync, readlinkSync, symlinkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { audit } from '../../src/audit.js';
@@ -32,10 +32,14 @@ function makeData(): string {
   writeFileSync(join(dir, 'tree', 'a.txt'), 'a\n');
   writeFileSync(join(dir, 'tree', 'sub', 'b.txt'), 'b\n');
   symlinkSync('notes.txt', join(dir, 'link'));
+  writeFileSync(join(dir, 'script.sh'), '#!/bin/sh\n', { mode: 0o644 });
+  chmodSync(join(dir, 'script.sh'), 0o644);
+  writeFileSync(join(dir, 'draft.txt'), 'new text\n');
+  writeFileSync(join(dir, 'final.txt'), 'old\n');
   return dir;
 }
 
-/** Every file under `dir` → its sha256 (and every folder, as "dir"). */
+/** Every file under `dir` → its sha256 and permissions (and every folder, as "dir"). */
 function hashes(dir: string, out: Record<string, string> = {}, shown = ''): Record<string, string> {
   for (const e of readdirSync(dir, { withFileTypes: true })) {
     const p = join(dir, e.name);
@@ -43,7 +47,7 @@ function hashes(dir: string, out: Record<string, string> = {}, shown = ''): Reco
     else if (e.isDirectory()) {
       out[`${shown}${e.name}/`] = 'dir';
       hashes(p, out, `${shown}${e.name}/`);
-    } else out[`${shown}${e.name}`] = createHash('sha256').update(readFileSync(p)).digest('hex');
+    } else out[`${shown}${e.name}`] = `${createHash('sha256').update(readFileSync(p)).digest('hex')} mode ${(statSync(p).mode & 0o7777).toString(8)}`;
   }
   return out;
 }
@@ -109,6 +113,8 @@ describe.runIf(linux)('an audit of a server that writes to the user’s data by 
     // A debounced save 400 ms after the reply: its own call's, late; the read-only tool called next wrote nothing.
     expect(effects.debounced_save).toEqual([{ kind: 'file', detail: `created ${data}/saved.json`, summary: '15 bytes', lateMs: expect.any(Number) }]);
     expect(lateOf('debounced_save')).toBeGreaterThanOrEqual(EFFECT_QUIET_MS);
+    expect(effects.make_executable).toEqual([{ kind: 'file', detail: `changed ${data}/script.sh`, summary: 'mode 644 → 755' }]);
+    expect(effects.promote_draft).toEqual([{ kind: 'file', detail: `renamed ${data}/draft.txt → ${data}/final.txt`, summary: '9 bytes, replacing the file that was there' }]);
     expect(effects.get_status).toEqual([]);
     // Each tool requires nothing and answered its {} call: a valid call, so each was exercised.
     expect(report.coverage.tools.every((t) => t.level === 'exercised')).toBe(true);
@@ -128,6 +134,8 @@ describe.runIf(linux)('an audit of a server that writes to the user’s data by 
       ...(srvWritable ? [['write_srv', 'effect', [expect.stringMatching(/^created \/srv\/sealmark-overlay-fixture-\d+\.txt$/)]]] : []),
       ['save_atomic', 'effect', [`created ${data}/state.json`]],
       ['debounced_save', 'effect', [`created ${data}/saved.json`]],
+      ['make_executable', 'effect', [`changed ${data}/script.sh`]],
+      ['promote_draft', 'effect', [`renamed ${data}/draft.txt → ${data}/final.txt`]],
     ]);
     expect(check.findings.find((f) => f.tool === 'debounced_save')!.message).toBe(`debounced_save: the {} call caused a side effect: file: created ${data}/saved.json (after the reply)`);
   });
