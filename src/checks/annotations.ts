@@ -8,6 +8,7 @@ import { finding, group, verdictOf } from './finding.js';
 import { hintsOf, nameStyleOf, verbOf } from '../naming.js';
 import type { Finding, ListedTool } from '../types.js';
 import { EFFECT_TIMING } from './effects-common.js';
+import { LATE_WINDOW_MS } from '../target/sandbox.js';
 
 export const meta: CheckMeta = {
   id: 'annotations',
@@ -56,6 +57,7 @@ export const meta: CheckMeta = {
     falsePositives: [
       'A read-only tool that writes a cache or log file in its working directory or HOME is reported (except under ~/.cache and ~/.npm, which the sandbox does not watch); the write is real, so either drop the file or drop the claim.',
       'A read-only tool that reads from the network and states openWorldHint false is reported: MCP counts any outside entity as open world.',
+      `A write another tool set off more than ${LATE_WINDOW_MS} ms after its reply (a slow debounce) can land during the read-only tool's call and be blamed on it: the finding's replay line, run alone, shows whether the tool writes.`,
     ],
     falseNegatives: [
       'Behaviour is seen only for calls sealmark made in the sandbox: a read-only tool with required arguments and no probes: entry is only called with invalid arguments, which a good server rejects before acting.',

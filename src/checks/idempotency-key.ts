@@ -8,7 +8,7 @@ import { whyNotRun, type Artifacts, type Check, type CheckMeta } from './check.j
 import { finding, verdictOf } from './finding.js';
 import { KEY_NAMES, IDEMPOTENT_VERBS, verbOf, nameStyleOf } from '../naming.js';
 import { keyProperty, writesNonIdempotently } from '../probes/design.js';
-import type { Finding } from '../types.js';
+import type { Finding, ProbeCall } from '../types.js';
 import { EFFECT_TIMING } from './effects-common.js';
 
 export const meta: CheckMeta = {
@@ -123,7 +123,9 @@ export const check: Check = {
 /**
  * Tools the sandbox saw de-duplicate without a key: a repeat made (no key sent) whose calls, with
  * every earlier call of the same tool with the very same arguments (robust-input's call of the
- * probes: entry), made exactly one effect, on the first of them. Maps the tool to those calls' seqs.
+ * probes: entry), made exactly one effect, on the first of them, and every later one succeeded (a
+ * repeat that failed, "destination already exists", did nothing because it failed: that is no
+ * de-duplication). Maps the tool to those calls' seqs.
  */
 function dedupedTools(a: Artifacts): Map<string, number[]> {
   const out = new Map<string, number[]>();
@@ -134,7 +136,14 @@ function dedupedTools(a: Artifacts): Map<string, number[]> {
     const same = JSON.stringify(second.arguments ?? null);
     const calls = a.calls.filter((c) => c.tool === r.tool && c.seq <= r.seqs[1] && JSON.stringify(c.arguments ?? null) === same);
     const withEffect = calls.filter((c) => c.effects?.length);
-    if (calls.length >= 2 && withEffect.length === 1 && withEffect[0] === calls[0]) out.set(r.tool, calls.map((c) => c.seq));
+    if (calls.length >= 2 && withEffect.length === 1 && withEffect[0] === calls[0] && calls.slice(1).every(succeeded)) out.set(r.tool, calls.map((c) => c.seq));
   }
   return out;
+}
+
+/** A call the tool answered with a result that is not an error (`isError` absent or false). */
+function succeeded(c: ProbeCall): boolean {
+  const r = c.exchange.reply;
+  if (r.kind !== 'response' || r.error) return false;
+  return !(typeof r.result === 'object' && r.result !== null && (r.result as { isError?: unknown }).isError === true);
 }

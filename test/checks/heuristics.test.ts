@@ -16,12 +16,13 @@ const LOG = { tool: 'append_log', arguments: { text: 't' } };
 
 const runs: Record<string, Report> = {};
 beforeAll(async () => {
-  const [vendor, dedupe, dedupeStatic] = await Promise.all([
+  const [vendor, dedupe, dedupeStatic, createOnce] = await Promise.all([
     auditFixture('heuristics/vendor_prefixed.mjs', { checks: { ...LATER_PACKS_OFF, ...QUICK.checks, 'idempotency-key': { enabled: true }, annotations: { enabled: true }, 'tool-naming': { enabled: true } } }),
     auditFixture('heuristics/dedupe_store.mjs', { ...QUICK, probes: [ENTITY, LOG] }),
     auditFixture('heuristics/dedupe_store.mjs', QUICK),
+    auditFixture('heuristics/create_once.mjs', { ...QUICK, probes: [{ tool: 'create_folder', arguments: { name: 'x' } }] }),
   ]);
-  Object.assign(runs, { vendor, dedupe, dedupeStatic });
+  Object.assign(runs, { vendor, dedupe, dedupeStatic, createOnce });
 }, 120_000);
 
 describe('heuristics/vendor_prefixed.mjs (firecrawl-mcp shape)', () => {
@@ -74,6 +75,17 @@ describe('heuristics/vendor_prefixed.mjs (firecrawl-mcp shape)', () => {
     expect(m.map((f) => f.tool)).toEqual(['acme_scrape', 'acme_search_feedback', 'acme_monitor_create', 'acme_monitor_update', 'acme_monitor_delete', 'acme_interact_stop']);
     expect(m[0]!.data.defaults).toBe('default: idempotentHint false');
     expect(m[0]!.message).toBe('acme_scrape: not read-only, but idempotentHint is not stated (default: idempotentHint false)');
+  });
+});
+
+describe('heuristics/create_once.mjs (a repeat that fails is no de-duplication)', () => {
+  it('the first call has the effect and the repeats fail: no `one-effect` advice, `no-key` stands', () => {
+    const r = runs.createOnce!;
+    const repeats = r.calls.filter((c) => c.probe === 'repeat-first' || c.probe === 'repeat-second');
+    expect(repeats.map((c) => [c.probe, c.class])).toEqual([['repeat-first', expect.any(String)], ['repeat-second', expect.any(String)]]);
+    expect(repeats.every((c) => (c.reply.raw as { result?: { isError?: boolean } }).result?.isError === true)).toBe(true);
+    expect(findingsOf(r, 'idempotency-key', 'one-effect')).toEqual([]);
+    expect(findingsOf(r, 'idempotency-key', 'no-key').map((f) => f.tool)).toEqual(['create_folder']);
   });
 });
 
