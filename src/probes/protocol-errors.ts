@@ -34,6 +34,8 @@ export interface EarlyProbe {
   exchange: Promise<Exchange>;
   /** Set when it had to be waited for and recorded at once (the server did not answer beside it). */
   recorded?: ProbeCall;
+  /** Set when the early exchange must not stand for the probe (the server handles one request at a time): it is sent again in its turn. */
+  spoiled?: boolean;
 }
 
 /**
@@ -49,7 +51,17 @@ export async function sendEarly(rec: Recorder, timeoutMs: number): Promise<Early
   const session = rec.session;
   const early: EarlyProbe = { session, exchange: session.request('tools/call', [], timeoutMs) };
   const guard = await session.alive(Math.min(timeoutMs, EARLY_GUARD_MS));
-  if (!guard.alive) early.recorded = rec.add('array-params', await early.exchange);
+  if (guard.alive) return early;
+  const ex = await early.exchange;
+  // It took the server down: that is the probe's finding, recorded now so the exit is blamed on it.
+  if (ex.reply.kind === 'exited') {
+    early.recorded = rec.add('array-params', ex);
+    return early;
+  }
+  // One request at a time: the probe goes again in its turn, as in a serial run. A server it left
+  // answering nothing is started again (fresh), so the other probes are not lost to it.
+  early.spoiled = true;
+  if (!(await session.alive(timeoutMs)).alive) await rec.revive(true, "it answered nothing after sealmark's early array-params probe (it handles one request at a time); the probe was sent again in its turn");
   return early;
 }
 
@@ -73,7 +85,7 @@ export async function gatherProtocolErrors(rec: Recorder, timeoutMs: number, ear
  * says nothing of this one); otherwise sent now.
  */
 async function arrayParams(rec: Recorder, timeoutMs: number, early: EarlyProbe | undefined): Promise<Exchange> {
-  if (early && early.session === rec.session) {
+  if (early && !early.spoiled && early.session === rec.session) {
     const ex = await early.exchange;
     if (ex.reply.kind !== 'exited') return ex;
   }

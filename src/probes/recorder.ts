@@ -32,6 +32,8 @@ export interface Restart {
   ok: boolean;
   /** Why the new start failed, in words. */
   failure?: string;
+  /** Why the server was started again when it had not exited (it stopped answering), in words. */
+  why?: string;
 }
 
 /** ms before an exit within which an answered tools/call is a candidate cause (an async crash after replying). */
@@ -124,7 +126,7 @@ export class Recorder {
    * it is gone yet. Resolves to true when a live session is there, false when the server is gone
    * for good. Never rejects.
    */
-  async revive(lost = this.lastLost()): Promise<boolean> {
+  async revive(lost = this.lastLost(), why?: string): Promise<boolean> {
     if (!lost && !this.session.exited) return true;
     // The exit is weighed once, even where the server cannot be started again to confirm it.
     const cause = this.causeOfExit();
@@ -136,7 +138,7 @@ export class Recorder {
       unconfirmed(this.restarts.length >= MAX_RESTARTS ? 'the restart budget ran out' : 'the server could not be started again');
       return false;
     }
-    if (!(await this.startAgain(false))) {
+    if (!(await this.startAgain(false, why))) {
       unconfirmed('the server could not be started again');
       return false;
     }
@@ -153,7 +155,7 @@ export class Recorder {
    * Ends the current session and starts the server again; `confirm` counts the start against
    * {@link MAX_CONFIRM_RESTARTS} instead of {@link MAX_RESTARTS}. Resolves to true when it came back.
    */
-  private async startAgain(confirm: boolean): Promise<boolean> {
+  private async startAgain(confirm: boolean, why?: string): Promise<boolean> {
     // A connection lost on a request (a server reached by URL, a stdout closed) may leave a process
     // or a session behind: it is ended before the new start.
     await this.session.close();
@@ -172,7 +174,7 @@ export class Recorder {
       return false;
     }
     this.sessions.push(next);
-    if (!confirm) this.restarts.push({ afterSeq, ok: true });
+    if (!confirm) this.restarts.push({ afterSeq, ok: true, ...(why ? { why } : {}) });
     return true;
   }
 

@@ -150,7 +150,7 @@ export interface Report {
    * after which call (`afterSeq`), whether the new start worked, and why not. Absent when it never
    * exited.
    */
-  restarts?: { afterSeq: number; ok: boolean; failure?: string }[];
+  restarts?: { afterSeq: number; ok: boolean; failure?: string; why?: string }[];
   /** Present when the run was compared with a `--baseline` report. */
   baseline?: BaselineComparison;
   /** The config's `suppress:` entries: whether they were applied (not with --no-suppress) and what each did. */

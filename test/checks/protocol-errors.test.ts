@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { audit } from '../../src/audit.js';
+import { renderText } from '../../src/report/reporters/text.js';
 import { configRegistry } from '../../src/config/defaults.js';
 import { parseConfig } from '../../src/config/schema.js';
 import { auditFixture, checkOf, findingsOf, fixture, graded, LATER_PACKS_OFF } from '../helpers/run.js';
@@ -232,15 +233,28 @@ describe('the array-params probe goes first, so its hang limit passes beside the
     }
   }, 60_000);
 
-  it('a server that handles one request at a time: the probe is waited for at once, nothing else is held up or blamed, and the verdict is a serial run’s', async () => {
+  it('a server that handles one request at a time: the probe goes again in its turn, nothing else is held up or blamed, and the verdict is a serial run’s', async () => {
     const raw = { checks: { ...LATER_PACKS_OFF, 'robust-input': { hang_ms: 2000 } } };
     const r = await auditFixture('protocol/one_at_a_time.py', raw);
     expect(graded(r, 'protocol-errors')).toEqual(['no-reply']);
     expect(findingsOf(r, 'protocol-errors', 'no-reply')[0]!.data.probe).toBe('array-params');
-    // Recorded first (it had to be waited for), and no other probe hung behind it.
-    const first = r.calls.find((c) => c.probe !== 'tools-list')!;
-    expect([first.probe, first.reply.kind]).toEqual(['array-params', 'hang']);
+    const probes = r.calls.filter((c) => ['unknown-method', 'unknown-tool', 'array-params'].includes(c.probe)).map((c) => c.probe);
+    expect(probes).toEqual(['unknown-method', 'unknown-tool', 'array-params']);
     expect(r.calls.filter((c) => c.reply.kind === 'hang').map((c) => c.probe)).toEqual(['array-params']);
     expect(checkOf(r, 'robust-input').verdict).toBe('pass');
+    expect(r.restarts ?? []).toEqual([]);
   }, 60_000);
+
+  it('a server the early probe leaves answering nothing is started again, says why, and is judged as in a serial run', async () => {
+    const raw = { checks: { ...LATER_PACKS_OFF, 'robust-input': { hang_ms: 2000 } } };
+    const r = await auditFixture('protocol/one_at_a_time.py', raw, ['--forever']);
+    expect(r.restarts).toEqual([{ afterSeq: expect.any(Number), ok: true, why: "it answered nothing after sealmark's early array-params probe (it handles one request at a time); the probe was sent again in its turn" }]);
+    // The tool is judged on the fresh start, as before the probe existed.
+    expect(checkOf(r, 'robust-input').verdict).toBe('pass');
+    expect(checkOf(r, 'strict-arguments').verdict).not.toBe('n/a');
+    // In its turn the probe leaves the server answering nothing again: it died, as in a serial run.
+    const died = findingsOf(r, 'protocol-errors', 'died');
+    expect(died.map((f) => [f.data.how, f.data.probe])).toEqual([['stopped answering', 'array-params']]);
+    expect(renderText(r, { color: false, verbose: false })).toContain("(once because it answered nothing after sealmark's early array-params probe");
+  }, 90_000);
 });

@@ -62,7 +62,8 @@ export function renderText(report: Report, opts: TextOptions): string {
   if (rs.length > 0) {
     const failed = rs.find((r) => !r.ok);
     const ok = rs.filter((r) => r.ok).length;
-    const again = ok > 0 ? `the server exited and was started again ${ok} time${ok === 1 ? '' : 's'}` : 'the server exited';
+    const why = rs.find((r) => r.why)?.why;
+    const again = ok > 0 ? `the server exited and was started again ${ok} time${ok === 1 ? '' : 's'}${why ? ` (once because ${safeText(why)})` : ''}` : 'the server exited';
     lines.push(yellow(`restarts  ${again}`) + (failed ? red(`; starting it again failed: ${safeText(failed.failure ?? '?')}`) : ''));
   }
   lines.push(dim(`sandbox   ${report.sandbox.note}`));
