@@ -89,7 +89,7 @@ export interface ProbeCall {
   /**
    * Side effects the sandbox saw for this call, in the order seen (see `Effect` in
    * src/target/sandbox.ts): `lateMs` is set on those that arrived after the call was settled and
-   * before the next request (ms from the reply).
+   * before the next call of a tool (ms from the reply).
    */
   effects?: { kind: 'shim' | 'network' | 'file'; detail: string; summary?: string; lateMs?: number }[];
   /**

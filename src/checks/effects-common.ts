@@ -10,7 +10,7 @@ import { EFFECT_LONGEST_WAIT_MS, EFFECT_QUIET_MS, LATE_WINDOW_MS } from '../targ
  */
 export const EFFECT_TIMING =
   `Effects are watched as events (each line of the effect log, each change of the overlay's upper layers, through inotify), not by a fixed wait: a call's effects are what arrives from its request until its reply is in and no event has come for ${EFFECT_QUIET_MS} ms (the quiet period, counted again from each event; a server that never stops writing is read at the longest wait, ${EFFECT_LONGEST_WAIT_MS} ms after the reply). ` +
-  `An effect that comes after that, before the next request to the server, is still that call's, marked late (the finding says "after the reply"; the call's effects give the ms). ` +
+  `An effect that comes after that, before the next call of a tool (pings and protocol probes do not count), is still that call's, marked late (the finding says "after the reply"; the call's effects give the ms). ` +
   `Before a call whose effects blame its tool (a default or filler call, a repeat, a made-up proposal), the sandbox waits until it has been quiet for ${LATE_WINDOW_MS} ms since the last call the server ran (answered without refusing its arguments; at most ${EFFECT_LONGEST_WAIT_MS} ms), so a delayed effect of that call (a debounced save) lands first and goes to it; a judged call to another tool than the last one that ran waits the same way.`;
 
 /** What an effects check cannot see of a delayed effect (its false negatives), to go with {@link EFFECT_TIMING}. */

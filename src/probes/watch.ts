@@ -2,8 +2,8 @@
  * One way to watch a call for side effects (SPEC section 3): effects are events of the sandbox (a
  * line added to its effect log, a change of the overlay's upper layers), and a call's effects are
  * what arrived from its request until it is settled: the reply is in and no event has come for a
- * quiet period. What arrives after that and before the next request to the server is still that
- * call's, marked late ({@link closeLateWindow}); it never goes to the next call. Every gatherer that
+ * quiet period. What arrives after that and before the next call of a tool is still that call's,
+ * marked late ({@link closeLateWindow}); it never goes to the next call. Every gatherer that
  * needs effects goes through {@link watched}, and `sealmark call` reads a replay by the same rules.
  */
 import { failedConnectionLine, replyText } from '../classify.js';
@@ -37,15 +37,13 @@ export interface WatchOptions {
   always?: boolean;
 }
 
-/** The last watched call of a sandbox while its late window is open: until the next request. */
+/** The last watched call of a sandbox while its late window is open: until the next call of a tool. */
 interface OpenWindow {
   call: ProbeCall;
   /** What the sandbox had shown when the call was settled: later effects count from here. */
   point: EffectMark;
   /** When the reply came (ms since the epoch). */
   repliedAt: number;
-  /** The server ran the call (an answer that is not a refusal): it may have set off delayed effects. */
-  ran: boolean;
 }
 
 const windows = new WeakMap<Sandbox, OpenWindow>();
@@ -59,7 +57,7 @@ const REFUSED: ReadonlySet<string> = new Set(['rejected', 'rejected-unnamed', 't
  * Makes `call` and sets its `effects` (see the module comment): the sandbox's events from the
  * request until the reply and a quiet period, plus a network attempt when the reply itself reports
  * a failed connection (a fetch that the sandbox's namespace refused, a binary that ignored the
- * proxy variables). The call stays open for late effects until the next request to the server.
+ * proxy variables). The call stays open for late effects until the next call of a tool.
  * Without a sandbox (and without `always`) it only makes the call.
  */
 export async function watched(sandbox: Sandbox | undefined, call: () => Promise<ProbeCall>, opts: WatchOptions = {}): Promise<ProbeCall> {
@@ -80,7 +78,8 @@ export async function watched(sandbox: Sandbox | undefined, call: () => Promise<
   const read = sandbox.readSince(mark);
   c.effects = [...read.effects, ...replyEffects(sandbox, c.exchange.reply)];
   const ran = c.exchange.reply.kind === 'response' && !REFUSED.has(c.classification?.class ?? '');
-  windows.set(sandbox, { call: c, point: read.point, repliedAt, ran });
+  windows.set(sandbox, { call: c, point: read.point, repliedAt });
+  // The server ran it (an answer that is not a refusal): it may have set off delayed effects.
   if (ran) lastRan.set(sandbox, { at: repliedAt, tool: c.tool });
   return c;
 }
@@ -90,8 +89,8 @@ export async function watched(sandbox: Sandbox | undefined, call: () => Promise<
  * arrives after its call's reply, before the next call, is that call's, marked late): the effects
  * that arrived since the call was settled are appended to its `effects`, each with `lateMs`.
  * Returns the point the next call's effects count from, or undefined when no window was open.
- * Synchronous: it runs as the next request is sent (the session's `onRequest`), before a restart of
- * the server, and before anything is judged.
+ * Synchronous: it runs as the next call of a listed tool is sent (the session's `onRequest`),
+ * before a restart of the server, and before anything is judged.
  */
 export function closeLateWindow(sandbox: Sandbox): EffectMark | undefined {
   const w = windows.get(sandbox);

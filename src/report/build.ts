@@ -88,7 +88,7 @@ export interface ReportCall {
   /**
    * Side effects the sandbox saw for the call (effects-pack and sandboxed limits calls); `summary`
    * for a write seen through the overlay; `lateMs` (ms after the reply) for one that arrived after
-   * the call was settled, before the next request.
+   * the call was settled, before the next call of a tool.
    */
   effects?: { kind: string; detail: string; summary?: string; lateMs?: number }[];
   /** The property the probe filled or broke. */

@@ -60,7 +60,7 @@ export interface Effect {
   /** For a file seen through the overlay: sizes before and after, the first changed bytes of a text file. */
   summary?: string;
   /**
-   * Set when the effect arrived after its call was settled, before the next request to the server
+   * Set when the effect arrived after its call was settled, before the next call of a tool
    * (SPEC section 3: attributed to its call and marked late): ms from the reply to the first effect
    * event of that late batch.
    */
