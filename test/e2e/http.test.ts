@@ -230,7 +230,7 @@ beforeAll(async () => {
     startHttpFixture('stateless.mjs', [], canary),
     startHttpFixture('stateless.mjs', ['--modern-only'], canary),
     startHttpFixture('bearer.mjs', ['--echo-headers'], { FIXTURE_TOKEN: BEARER_TOKEN }),
-    startHttpFixture('dies.mjs', ['--after', '18']),
+    startHttpFixture('dies.mjs', ['--after', '20']),
     startHttpFixture('streamable.mjs', []),
     startHttpFixture('streamable.mjs', []),
   ]);
@@ -727,14 +727,15 @@ describe('5. failures: not reachable, TLS, and a server that dies mid-audit', ()
     expect(checkOf(tls.report, 'handshake').findings[0]!.message).toMatch(/^the TLS connection failed: TLS error reaching /);
   });
 
-  it('a server that dies on its 18th request: the report is still written, audited; its last call exited; no start again (nothing listens); nothing sent after', async () => {
+  it('a server that dies on its 20th request: the report is still written, audited; its last call exited; no start again (nothing listens); nothing sent after', async () => {
     const { run: r, report } = await runs.dies!;
-    expect(fixtures.dies!.stderr()).toContain('dies.mjs: exiting on request 18 (POST)');
+    expect(fixtures.dies!.stderr()).toContain('dies.mjs: exiting on request 20 (POST)');
     expect(report.status).toBe('audited');
     // robust-input fails at severity error: exit 1, not 3 (the server was audited).
     expect(r.code, r.stderr).toBe(1);
-    // Requests 1-3 were the handshake (discover probe, initialize, initialized); 4-17 the calls
-    // 1-14; call 15 (request 18) lost its connection. The reconnect sealmark tries (SPEC section 3
+    // Requests 1-3 were the handshake (discover probe, initialize, initialized); 4 and 5 the early
+    // array-params probe and its tools/list guard (sent first, not calls until their turn); 6-19
+    // the calls 1-14; call 15 (request 20) lost its connection. The reconnect sealmark tries (SPEC section 3
     // step 3) finds nothing listening, and is not a call.
     const last = report.calls.at(-1)!;
     expect(report.calls).toHaveLength(15);
@@ -742,7 +743,7 @@ describe('5. failures: not reachable, TLS, and a server that dies mid-audit', ()
     expect(report.calls.slice(0, -1).every((c) => c.reply.kind === 'response')).toBe(true);
     const ri = checkOf(report, 'robust-input');
     expect(ri.verdict).toBe('fail');
-    // It dies on its 18th request, whatever it is; calls answered just before are candidates too,
+    // It dies on its 20th request, whatever it is; calls answered just before are candidates too,
     // and with nothing listening none can be replayed alone: no call is blamed (case B10).
     const exited = ri.findings.find((f) => f.messageId === 'exited-unattributed')!;
     expect(exited).toMatchObject({ level: 'fail' });
