@@ -219,6 +219,12 @@ const VALUE_ERROR = /\bValueError\b/;
 
 // ---------------------------------------------------------------------------------------------
 
+/** Whether `reply` is a tools/call result that says it failed (`result.isError: true`, MCP's tool-error channel). */
+export function isErrorResult(reply: Reply): boolean {
+  if (reply.kind !== 'response' || typeof reply.result !== 'object' || reply.result === null) return false;
+  return (reply.result as { isError?: unknown }).isError === true;
+}
+
 /**
  * All text of a reply, for the leak scan and for secret-echo (SPEC section 4): `error.message` and
  * `error.data` (JSON when not a string), then a result's `content[].text` (and embedded

@@ -9,6 +9,7 @@ import { finding, verdictOf } from './finding.js';
 import { KEY_NAMES, IDEMPOTENT_VERBS, verbOf, nameStyleOf } from '../naming.js';
 import { keyProperty, writesNonIdempotently } from '../probes/design.js';
 import type { Finding, ProbeCall } from '../types.js';
+import { isErrorResult } from '../classify.js';
 import { EFFECT_TIMING } from './effects-common.js';
 
 export const meta: CheckMeta = {
@@ -144,6 +145,5 @@ function dedupedTools(a: Artifacts): Map<string, number[]> {
 /** A call the tool answered with a result that is not an error (`isError` absent or false). */
 function succeeded(c: ProbeCall): boolean {
   const r = c.exchange.reply;
-  if (r.kind !== 'response' || r.error) return false;
-  return !(typeof r.result === 'object' && r.result !== null && (r.result as { isError?: unknown }).isError === true);
+  return r.kind === 'response' && !r.error && !isErrorResult(r);
 }

@@ -6,6 +6,7 @@
  */
 import { whyNotRun, type Check, type CheckMeta } from './check.js';
 import { FIRST_WIRE_ID } from '../target/wire.js';
+import { isErrorResult } from '../classify.js';
 import { finding, verdictOf } from './finding.js';
 import type { Finding } from '../types.js';
 import { sdkAdvice, sdkCause, sdkCauseField, type ObservedReply, type SdkProbe } from '../target/sdk.js';
@@ -121,13 +122,13 @@ export const check: Check = {
         out.push(F('malformed', 'partial', { probe: c.probe, problem: r.problem }, { calls: [c.seq] }, { request: c.exchange.sent }));
         continue;
       }
-      const isErrorResult = typeof r.result === 'object' && r.result !== null && (r.result as { isError?: unknown }).isError === true;
+      const errorResult = isErrorResult(r);
       if (c.probe === 'unknown-method') {
         if (r.error && r.error.code !== -32601) out.push(F('unknown-method-code', 'partial', { code: String(r.error.code) }, { calls: [c.seq] }, { request: c.exchange.sent }, { kind: 'error', code: Number(r.error.code) }));
         if (!r.error) out.push(F('unknown-method-result', 'partial', {}, { calls: [c.seq], quotes: [JSON.stringify(r.result ?? null).slice(0, 200)] }, { request: c.exchange.sent }, { kind: 'result' }));
-      } else if (c.probe === 'unknown-tool' && !r.error && !isErrorResult) {
+      } else if (c.probe === 'unknown-tool' && !r.error && !errorResult) {
         out.push(F('unknown-tool-succeeded', 'partial', { tool: c.tool ?? '' }, { calls: [c.seq] }, { request: c.exchange.sent }));
-      } else if (c.probe === 'array-params' && !r.error && !isErrorResult) {
+      } else if (c.probe === 'array-params' && !r.error && !errorResult) {
         out.push(F('array-params-accepted', 'partial', {}, { calls: [c.seq] }, { request: c.exchange.sent }, { kind: 'result' }));
       }
     }
