@@ -269,10 +269,21 @@ describe('1. event streams with priming events, comments and keep-alives', () =>
 
   it('the notification and the server ping before each reply are delivered, in order, and the ping is answered', async () => {
     const { transcript, report } = await runs.priming!;
-    // The first call (robust-input's probes go one at a time): what came back after it was sent.
-    const first = toolCalls(report)[0]!;
+    // The early array-params probe (params an array) runs beside the first calls, on its own event
+    // stream, so its events interleave with theirs. Take the first tool call sent after its reply
+    // came back (robust-input's probes go one at a time): what came back after that call was sent.
+    const early = transcript.find((l) => l.dir === 'send' && Array.isArray(l.message.params));
+    expect(early, 'the early array-params probe').toBeDefined();
+    const earlyDone = transcript.findIndex((l) => l.dir === 'recv' && l.message.id === early!.message.id && !('method' in l.message));
+    expect(earlyDone).toBeGreaterThan(0);
+    const sentAt = (c: ReturnType<typeof toolCalls>[number]): number => {
+      const callId = (JSON.parse(c.request) as { id: number }).id;
+      return transcript.findIndex((l) => l.dir === 'send' && l.message.id === callId);
+    };
+    const first = toolCalls(report).find((c) => sentAt(c) > earlyDone)!;
+    expect(first, 'a tool call sent after the early probe was answered').toBeDefined();
     const id = (JSON.parse(first.request) as { id: number }).id;
-    const at = transcript.findIndex((l) => l.dir === 'send' && l.message.id === id);
+    const at = sentAt(first);
     const after = transcript.slice(at + 1).filter((l) => l.dir === 'recv');
     expect(after[0]!.message).toMatchObject({ method: 'notifications/message', params: { logger: 'priming', data: 'working on tools/call' } });
     expect(after[1]!.message).toMatchObject({ method: 'ping', id: expect.stringMatching(/^srv-\d+$/) });
