@@ -242,6 +242,24 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 }, SLOW);
 
+/**
+ * The first tool call sent after the early array-params probe (params an array) was answered, as
+ * its JSON-RPC id and its index in the transcript. The early probe runs beside the first calls on
+ * its own event stream, so until its reply the streams' events interleave.
+ */
+function firstQuietCall(transcript: Audited['transcript'], report: Report): { id: number; at: number } {
+  const early = transcript.find((l) => l.dir === 'send' && Array.isArray(l.message.params));
+  expect(early, 'the early array-params probe').toBeDefined();
+  const earlyDone = transcript.findIndex((l) => l.dir === 'recv' && l.message.id === early!.message.id && !('method' in l.message));
+  expect(earlyDone).toBeGreaterThan(0);
+  for (const c of toolCalls(report)) {
+    const id = (JSON.parse(c.request) as { id: number }).id;
+    const at = transcript.findIndex((l) => l.dir === 'send' && l.message.id === id);
+    if (at > earlyDone) return { id, at };
+  }
+  throw new Error('no tool call was sent after the early probe was answered');
+}
+
 /** The fixture's stderr lines that start with `prefix`. */
 function logLines(f: HttpFixture, prefix: string): string[] {
   return f
@@ -269,21 +287,8 @@ describe('1. event streams with priming events, comments and keep-alives', () =>
 
   it('the notification and the server ping before each reply are delivered, in order, and the ping is answered', async () => {
     const { transcript, report } = await runs.priming!;
-    // The early array-params probe (params an array) runs beside the first calls, on its own event
-    // stream, so its events interleave with theirs. Take the first tool call sent after its reply
-    // came back (robust-input's probes go one at a time): what came back after that call was sent.
-    const early = transcript.find((l) => l.dir === 'send' && Array.isArray(l.message.params));
-    expect(early, 'the early array-params probe').toBeDefined();
-    const earlyDone = transcript.findIndex((l) => l.dir === 'recv' && l.message.id === early!.message.id && !('method' in l.message));
-    expect(earlyDone).toBeGreaterThan(0);
-    const sentAt = (c: ReturnType<typeof toolCalls>[number]): number => {
-      const callId = (JSON.parse(c.request) as { id: number }).id;
-      return transcript.findIndex((l) => l.dir === 'send' && l.message.id === callId);
-    };
-    const first = toolCalls(report).find((c) => sentAt(c) > earlyDone)!;
-    expect(first, 'a tool call sent after the early probe was answered').toBeDefined();
-    const id = (JSON.parse(first.request) as { id: number }).id;
-    const at = sentAt(first);
+    // robust-input's probes go one at a time: what came back after the first quiet call was sent.
+    const { id, at } = firstQuietCall(transcript, report);
     const after = transcript.slice(at + 1).filter((l) => l.dir === 'recv');
     expect(after[0]!.message).toMatchObject({ method: 'notifications/message', params: { logger: 'priming', data: 'working on tools/call' } });
     expect(after[1]!.message).toMatchObject({ method: 'ping', id: expect.stringMatching(/^srv-\d+$/) });
@@ -316,9 +321,7 @@ describe('2. a stream that ends before its reply', () => {
     expect(verdicts(report)).toEqual(verdicts(clean));
     for (const c of toolCalls(report)) expect(c.reply.kind, c.request).toBe('response');
     // The notification sent before each drop was delivered, before the reply.
-    const firstCall = toolCalls(report)[0]!;
-    const id = (JSON.parse(firstCall.request) as { id: number }).id;
-    const at = transcript.findIndex((l) => l.dir === 'send' && l.message.id === id);
+    const { id, at } = firstQuietCall(transcript, report);
     const after = transcript.slice(at + 1).filter((l) => l.dir === 'recv');
     expect(after[0]!.message).toMatchObject({ method: 'notifications/message', params: { data: 'dropping tools/call' } });
     expect(after[1]!.message).toMatchObject({ jsonrpc: '2.0', id, error: { code: -32602 } });
