@@ -7,7 +7,8 @@ import { Sandbox, startSpec } from './target/sandbox.js';
 import type { StdioTargetSpec } from './target/stdio-transport.js';
 import type { HttpTargetSpec } from './target/http-transport.js';
 import { UsageError } from './errors.js';
-import { MAX_RESTARTS, Recorder, type Progress } from './probes/recorder.js';
+import { MAX_RESTARTS, Recorder, type InstanceShare, type Progress } from './probes/recorder.js';
+import { listingOrder, mergeDesign, renumberCalls, mergeEffects, mergeLimits, mergeOversized, mergeRobust, mergeStrict, shareTools } from './probes/instances.js';
 import { gatherRobustInput, hangLimitMs } from './probes/robust-input.js';
 import { gatherProtocolErrors, sendEarly } from './probes/protocol-errors.js';
 import { gatherEffects } from './probes/effects.js';
@@ -112,6 +113,14 @@ export interface AuditOptions {
   allowInstallScripts?: boolean;
   /** sealmark's package cache (default `$SEALMARK_CACHE`, `$XDG_CACHE_HOME/sealmark` or `~/.cache/sealmark`). */
   cacheDir?: string;
+  /**
+   * `--instances`: how many sandboxed instances of a stdio server share the tools out (SPEC
+   * section 3 step 3); each tool's calls all go to one instance, with a sandbox, an overlay and an
+   * effect log of its own. Default 1. More than one needs the sandbox's copy-on-write filesystem
+   * (instances on the user's real files would change each other's state); without it, and for a
+   * server reached by URL, the audit runs one instance. At most one per tool.
+   */
+  instances?: number;
 }
 
 
@@ -160,7 +169,9 @@ export async function audit(options: AuditOptions): Promise<Report> {
     const spec = startSpec(sandbox, start.command, start.args, env, options.cwd);
     // Which SDK it is built on, read from disk before it starts (for the findings an SDK causes).
     const sdk = detectSdk([start.command, ...start.args], options.cwd);
-    return await auditSpec(options, config, spec, sandbox, canaries, fetched, start.pinned, sdk);
+    // Another instance of the server (--instances) starts the same command in a sandbox of its own.
+    const instanceSpec = (box: Sandbox) => startSpec(box, start.command, start.args, env, options.cwd);
+    return await auditSpec(options, config, spec, sandbox, canaries, fetched, start.pinned, sdk, instanceSpec);
   } finally {
     sandbox?.dispose();
   }
@@ -206,6 +217,7 @@ async function auditSpec(
   fetched?: ReportTarget['package'],
   pinned?: string[],
   sdk: ServerSdk[] = [],
+  instanceSpec?: (box: Sandbox) => StdioTargetSpec,
 ): Promise<Report> {
   const isHttp = 'url' in spec;
   const display = isHttp ? [] : (options.displayCommand ?? (options.command !== undefined ? [options.command, ...(options.args ?? [])] : [spec.command, ...spec.args]));
@@ -233,50 +245,57 @@ async function auditSpec(
   const started = Date.now();
 
   options.onProgress?.({ phase: 'starting', calls: 0 });
-  const opened = await Session.open(spec, { initTimeoutMs: config.timeout_init_sec * 1000, transcriptPath: options.transcriptPath, redactor });
+  const openOptions = { initTimeoutMs: config.timeout_init_sec * 1000, transcriptPath: options.transcriptPath, redactor };
+  const opened = await Session.open(spec, openOptions);
   if (!(opened instanceof Session)) {
     const artifacts = emptyArtifacts(config, networkAtStart(opened, sandbox, isHttp || fetched ? undefined : options.command) ?? opened);
     const source = locateSource(display, options.cwd ?? process.cwd(), config.source, []);
     return redactor.value(buildReport({ target, isolation: sandbox?.isolation, config, artifacts, results: judgeAll(enabled, artifacts, replay), startedAt: started, source }));
   }
-  // A server that exits is started again with the same settings (SPEC section 3 step 3); its
-  // messages go on in the same transcript.
-  // The next call of a listed tool ends the late window of the last watched call (SPEC section 3):
-  // a ping, a tools/list or a protocol probe runs no tool, so what arrives meanwhile is still late.
-  const listed = new Set<string>();
-  const closeWindow = sandbox
-    ? (method: string, params: unknown) => {
-        const name = method === 'tools/call' && typeof params === 'object' && params !== null ? (params as { name?: unknown }).name : undefined;
-        if (typeof name === 'string' && listed.has(name)) closeLateWindow(sandbox);
+  const makeInstance = (session: Session, box: Sandbox | undefined, instance: number, share?: InstanceShare): Recorder => {
+    // The next call of a listed tool ends the late window of the last watched call (SPEC section
+    // 3): a ping, a tools/list or a protocol probe runs no tool, so what arrives meanwhile is still late.
+    const closeWindow = box
+      ? (method: string, params: unknown) => {
+          const name = method === 'tools/call' && typeof params === 'object' && params !== null ? (params as { name?: unknown }).name : undefined;
+          if (typeof name === 'string' && listed.has(name)) closeLateWindow(box);
+        }
+      : undefined;
+    session.onRequest = closeWindow;
+    // A server that exits is started again with the same settings (SPEC section 3 step 3); its
+    // messages go on in the same transcript.
+    const restart = async (): Promise<Session | OpenFailure> => {
+      // A server stopped for filling the overlay is not started again: it would fill it again.
+      if (box?.overflow) return { reason: 'exited-during-init', message: box.overflow, detail: box.overflow, exit: null, stderrTail: '', noise: [] };
+      // What the ended start did is its calls' (late, if after their replies; it has ended, so
+      // nothing more comes); the next start gets fresh upper layers, so it sees the user's files,
+      // not what the ended start wrote.
+      if (box) {
+        closeLateWindow(box);
+        box.freshStart();
       }
-    : undefined;
-  opened.onRequest = closeWindow;
-  const restart = async (): Promise<Session | OpenFailure> => {
-    // A server stopped for filling the overlay is not started again: it would fill it again.
-    if (sandbox?.overflow) return { reason: 'exited-during-init', message: sandbox.overflow, detail: sandbox.overflow, exit: null, stderrTail: '', noise: [] };
-    // What the ended start did is its calls' (late, if after their replies; it has ended, so
-    // nothing more comes); the next start gets fresh upper layers, so it sees the user's files,
-    // not what the ended start wrote.
-    if (sandbox) {
-      closeLateWindow(sandbox);
-      sandbox.freshStart();
-    }
-    const next = await Session.open(spec, { initTimeoutMs: config.timeout_init_sec * 1000, transcriptPath: options.transcriptPath, appendTranscript: true, redactor });
-    if (next instanceof Session) next.onRequest = closeWindow;
-    return next;
+      const again = instance > 0 && instanceSpec && box ? instanceSpec(box) : spec;
+      const next = await Session.open(again, { ...openOptions, appendTranscript: true, ...(instance > 0 ? { instance } : {}) });
+      if (next instanceof Session) next.onRequest = closeWindow;
+      return next;
+    };
+    const rec = new Recorder(session, options.onProgress, secrets, restart, share);
+    // The overlay's upper layers are in memory: a server that writes past their cap is stopped (its
+    // calls in flight then see it exit, and it is not started again).
+    if (box) box.onOverflow = () => void rec.session.close();
+    return rec;
   };
-  const rec = new Recorder(opened, options.onProgress, secrets, restart);
-  // The overlay's upper layers are in memory: a server that writes past their cap is stopped (its
-  // calls in flight then see it exit, and it is not started again).
-  if (sandbox) sandbox.onOverflow = () => void rec.session.close();
+  const listed = new Set<string>();
+  const extras: { rec: Recorder; sandbox: Sandbox }[] = [];
+  let recs = [makeInstance(opened, sandbox, 0)];
   try {
     const session = opened;
     const h = session.handshake;
     const handshakeSecrets = [...new Set([h.rawReply, h.initReply])].flatMap((reply) => scanSecrets(reply, secrets));
     const hangMs = hangLimitMs(config);
-    rec.progress({ phase: 'tools/list' });
+    recs[0]!.progress({ phase: 'tools/list' });
     const listing = await session.listTools(hangMs);
-    for (const ex of listing.exchanges) rec.add('tools-list', ex);
+    for (const ex of listing.exchanges) recs[0]!.add('tools-list', ex);
     const tools = listing.tools.map(toListedTool);
     for (const t of tools) listed.add(t.name);
     const artifacts: Artifacts = {
@@ -289,53 +308,46 @@ async function auditSpec(
       noise: { count: 0, bytes: 0, lines: [] },
       stderrTail: '',
       exit: null,
-      calls: rec.calls,
+      calls: recs[0]!.calls,
       strays: [],
       config,
       handshakeSecrets,
       remote: session.remote,
-      restarts: rec.restarts,
-      exits: rec.exits,
+      restarts: recs[0]!.restarts,
+      exits: recs[0]!.exits,
       sdk,
     };
     const needs = new Set(enabled.flatMap((c) => c.meta.requires));
-    /** A server to call: the live one, or the server started again after it exited. */
-    const live = () => rec.revive();
     if (tools.length > 0 && !listing.problem) {
-      // The probe many servers never answer goes first, so its hang limit passes beside the rest.
-      const early = needs.has('protocol-errors') ? await sendEarly(rec, hangMs) : undefined;
-      if (early?.recorded) await live();
-      if (needs.has('robust-input')) artifacts.robust = await gatherRobustInput(rec, tools, config, sandbox);
-      if (needs.has('strict-arguments') && !artifacts.robust?.stopped && (await live())) artifacts.strict = await gatherStrictArguments(rec, tools, config, sandbox);
-      if (needs.has('effects') && (await live())) {
-        artifacts.effects = await gatherEffects(rec, tools, config, { sandbox, all: options.all === true, allowEffects: options.allowEffects === true });
+      // Several instances, each in a sandbox of its own, share the tools out (SPEC section 3 step 3).
+      const wanted = sandbox?.isolation.filesystem === 'overlay' && instanceSpec ? Math.min(options.instances ?? 1, tools.length) : 1;
+      if (wanted > 1) recs = await startInstances(recs[0]!, wanted, tools);
+      const log = recs[0]!.calls;
+      const runs = await Promise.all(recs.map((rec, i) => gatherInstance(rec, i === 0, boxOf(rec), tools, config, needs, hangMs, options)));
+      if (recs.length === 1) Object.assign(artifacts, runs[0]);
+      else {
+        artifacts.calls = log;
+        Object.assign(artifacts, mergeInstances(runs, tools));
       }
-      // After robust-input stopped (three hangs, a server that could not be started again) the
-      // server cannot be judged on the gatherers below: more requests would only wait out the hang
-      // limit and blame the wrong probe. protocol-errors goes before the limits pack, so that a
-      // server that dies on a limit value is still judged on protocol mistakes.
-      if (needs.has('protocol-errors') && !artifacts.robust?.stopped && (await live())) artifacts.protocol = await gatherProtocolErrors(rec, hangMs, early);
-      if (needs.has('limits') && !artifacts.robust?.stopped && (await live())) artifacts.limits = await gatherLimits(rec, tools, config, sandbox);
-      // (Three hangs in limits with the server still answering is one slow tool, not a wedged server.)
-      const stopped = artifacts.robust?.stopped ?? (artifacts.limits?.stopped?.reason === 'server-gone' ? artifacts.limits.stopped : undefined);
-      // The two that may take a fragile server down come last.
-      if (needs.has('concurrency') && !stopped && (await live())) artifacts.concurrency = await gatherConcurrency(rec, tools, config);
-      if (needs.has('oversized') && !stopped && (await live())) artifacts.oversized = await gatherOversized(rec, tools, config);
-      // The design pack's real writes (repeats, made-up proposals) last of all: a server that dies
-      // on one must not escape the checks above by it.
-      if (needs.has('design') && !stopped && (await live())) artifacts.design = await gatherDesign(rec, tools, config, sandbox, options.allowEffects === true);
     }
     // A delayed effect of the last watched call is still that call's: read before anything is judged.
-    await closeWatch(sandbox);
-    for (const s of rec.sessions) await s.close();
+    for (const rec of recs) await closeWatch(boxOf(rec));
+    for (const rec of recs) for (const s of rec.sessions) await s.close();
     // A reply to a request sealmark stopped waiting for may come until the end: each one found
     // now replaces its call's "no reply" record before anything is judged.
-    adoptLateReplies(rec, tools);
+    for (const rec of recs) adoptLateReplies(rec, tools);
+    const sessions = recs.flatMap((rec) => rec.sessions);
+    if (recs.length > 1) {
+      artifacts.restarts = recs.flatMap((rec) => rec.restarts);
+      artifacts.exits = recs.flatMap((rec) => rec.exits);
+      // Numbered as one instance numbers them, so that a report's calls read in the same order.
+      renumber(artifacts, renumberCalls(artifacts.calls, listingOrder(tools)));
+    }
     // What every start of the server wrote: stdout noise and stderr of all, the last one's exit.
-    const ts = rec.sessions.map((s) => s.transport);
+    const ts = sessions.map((s) => s.transport);
     artifacts.noise = { count: sum(ts.map((t) => t.noiseCount)), bytes: sum(ts.map((t) => t.noiseBytes)), lines: ts.flatMap((t) => t.noise) };
     artifacts.stderrTail = ts.map((t) => t.stderrText).filter((x) => x !== '').join('\n');
-    const t = ts[ts.length - 1]!;
+    const t = recs[0]!.session.transport;
     artifacts.exit = t.exit;
     // Refused in the middle of the audit (an expired token, an ended session): what was gathered is
     // kept as evidence, but the server could not be judged, as if the handshake had failed.
@@ -345,12 +357,154 @@ async function auditSpec(
       const hint = cut.cutOff === 'unauthorized' ? ' (a token that expired, or one without the rights the tools need)' : '';
       artifacts.openFailure = { reason: cut.cutOff, message: `${why}${hint}`, detail: `${why}${hint}`, exit: cut, stderrTail: '', noise: [] };
     }
-    artifacts.strays = rec.sessions.flatMap((s) => s.wire.strayResponses.map((x) => x.message));
+    artifacts.strays = sessions.flatMap((s) => s.wire.strayResponses.map((x) => x.message));
     const source = locateSource(display, options.cwd ?? process.cwd(), config.source, tools.map((x) => x.name));
     return redactor.value(buildReport({ target, isolation: sandbox?.isolation, config, artifacts, results: judgeAll(enabled, artifacts, replay, replayRawParams), startedAt: started, source }));
   } finally {
-    for (const s of rec.sessions) await s.close();
+    for (const rec of recs) for (const s of rec.sessions) await s.close();
+    for (const e of extras) e.sandbox.dispose();
   }
+
+  /** The sandbox a recorder's instance runs in. */
+  function boxOf(rec: Recorder): Sandbox | undefined {
+    return rec.instance === 0 ? sandbox : extras.find((e) => e.rec === rec)?.sandbox;
+  }
+
+  /**
+   * Starts instances 1 … n−1 beside the first, each in a sandbox of its own, and lists the tools on
+   * each (a server may need its listing before a call). An instance that does not start, or lists
+   * other tools, is dropped and ended; the tools are shared among those that came up. Returns every
+   * instance's recorder, the first first; calls are numbered across all of them.
+   */
+  async function startInstances(first: Recorder, n: number, tools: ListedTool[]): Promise<Recorder[]> {
+    const names = JSON.stringify(tools.map((x) => x.name));
+    const up = await Promise.all(
+      Array.from({ length: n - 1 }, async (_, k) => {
+        const box = Sandbox.create(config.sandbox);
+        const s = await Session.open(instanceSpec!(box), { ...openOptions, appendTranscript: true, instance: k + 1 });
+        if (!(s instanceof Session)) {
+          box.dispose();
+          return undefined;
+        }
+        const listing = await s.listTools(hangLimitMs(config));
+        if (listing.problem || JSON.stringify(listing.tools.map((x, i) => toListedTool(x, i).name)) !== names) {
+          await s.close();
+          box.dispose();
+          return undefined;
+        }
+        return { s, box, listing };
+      }),
+    );
+    const started = up.filter((x) => x !== undefined);
+    const count = started.length + 1;
+    const owner = shareTools(tools, count);
+    const share = (instance: number): InstanceShare => ({ log: first.calls, instance, of: count, owns: (tool) => (owner.get(tool) ?? 0) === instance });
+    // The first instance's calls are the audit's list: the others' calls go there too.
+    first.join(share(0));
+    const out = [first];
+    for (const [k, x] of started.entries()) {
+      const rec = makeInstance(x.s, x.box, k + 1, share(k + 1));
+      extras.push({ rec, sandbox: x.box });
+      for (const ex of x.listing.exchanges) rec.add('instance-list', ex);
+      out.push(rec);
+    }
+    return out;
+  }
+}
+
+/**
+ * Applies new call numbers (`renum`: old seq → new, from probes/instances.ts `renumberCalls`) to
+ * every seq the artifacts hold besides the calls' own: the gatherers' liveness and repeat seqs, the
+ * restarts and the exits.
+ */
+function renumber(a: Artifacts, renum: Map<number, number>): void {
+  const n = (seq: number) => renum.get(seq) ?? seq;
+  if (a.robust) a.robust.liveness = a.robust.liveness.map(n).sort((x, y) => x - y);
+  if (a.protocol) {
+    a.protocol.seqs = a.protocol.seqs.map(n);
+    for (const x of a.protocol.notifications) x.followUpSeq = n(x.followUpSeq);
+  }
+  for (const x of a.oversized?.liveness ?? []) x.seq = n(x.seq);
+  for (const x of a.design?.repeats ?? []) x.seqs = [n(x.seqs[0]), n(x.seqs[1])];
+  for (const x of a.design?.madeUp ?? []) x.seq = n(x.seq);
+  if (a.concurrency?.liveness) a.concurrency.liveness.seq = n(a.concurrency.liveness.seq);
+  for (const r of a.restarts ?? []) r.afterSeq = n(r.afterSeq);
+  for (const e of a.exits ?? []) {
+    e.seenAt = n(e.seenAt);
+    e.candidates = e.candidates.map(n);
+    e.cleared = e.cleared.map(n);
+    if (e.culprit !== undefined) e.culprit = n(e.culprit);
+    if (e.replay !== undefined) e.replay = n(e.replay);
+  }
+}
+
+/** The artifacts one instance's gatherers leave (see {@link gatherInstance}). */
+type Gathered = Pick<Artifacts, 'robust' | 'strict' | 'effects' | 'protocol' | 'limits' | 'concurrency' | 'oversized' | 'design'>;
+
+/**
+ * Runs the gatherers on one instance of the server, over the tools it owns (Recorder.owns), in the
+ * order of SPEC section 3 step 3. The whole-server probes (the early array-params probe,
+ * protocol-errors, concurrency) run on the first instance only (`first`).
+ */
+async function gatherInstance(
+  rec: Recorder,
+  first: boolean,
+  sandbox: Sandbox | undefined,
+  tools: ListedTool[],
+  config: ResolvedConfig,
+  needs: Set<string>,
+  hangMs: number,
+  options: AuditOptions,
+): Promise<Gathered> {
+  const out: Gathered = {};
+  /** A server to call: the live one, or the server started again after it exited. */
+  const live = () => rec.revive();
+  // The probe many servers never answer goes first, so its hang limit passes beside the rest.
+  const early = first && needs.has('protocol-errors') ? await sendEarly(rec, hangMs) : undefined;
+  if (early?.recorded) await live();
+  if (needs.has('robust-input')) out.robust = await gatherRobustInput(rec, tools, config, sandbox);
+  if (needs.has('strict-arguments') && !out.robust?.stopped && (await live())) out.strict = await gatherStrictArguments(rec, tools, config, sandbox);
+  if (needs.has('effects') && (await live())) {
+    out.effects = await gatherEffects(rec, tools, config, { sandbox, all: options.all === true, allowEffects: options.allowEffects === true });
+  }
+  // After robust-input stopped (three hangs, a server that could not be started again) the
+  // server cannot be judged on the gatherers below: more requests would only wait out the hang
+  // limit and blame the wrong probe. protocol-errors goes before the limits pack, so that a
+  // server that dies on a limit value is still judged on protocol mistakes.
+  if (first && needs.has('protocol-errors') && !out.robust?.stopped && (await live())) out.protocol = await gatherProtocolErrors(rec, hangMs, early);
+  if (needs.has('limits') && !out.robust?.stopped && (await live())) out.limits = await gatherLimits(rec, tools, config, sandbox);
+  // (Three hangs in limits with the server still answering is one slow tool, not a wedged server.)
+  const stopped = out.robust?.stopped ?? (out.limits?.stopped?.reason === 'server-gone' ? out.limits.stopped : undefined);
+  // The two that may take a fragile server down come last.
+  if (first && needs.has('concurrency') && !stopped && (await live())) out.concurrency = await gatherConcurrency(rec, tools, config);
+  if (needs.has('oversized') && !stopped && (await live())) out.oversized = await gatherOversized(rec, tools, config);
+  // The design pack's real writes (repeats, made-up proposals) last of all: a server that dies
+  // on one must not escape the checks above by it.
+  if (needs.has('design') && !stopped && (await live())) out.design = await gatherDesign(rec, tools, config, sandbox, options.allowEffects === true);
+  return out;
+}
+
+/**
+ * The runs of every instance as the one run per gatherer the checks read (probes/instances.ts).
+ * A gatherer that did not run on some instance (it stopped before) is merged from those where it ran.
+ */
+function mergeInstances(runs: Gathered[], tools: ListedTool[]): Gathered {
+  const order = listingOrder(tools);
+  const all = <K extends keyof Gathered>(k: K) => runs.map((r) => r[k]).filter((x): x is NonNullable<Gathered[K]> => x !== undefined);
+  const out: Gathered = {};
+  const merge = <K extends keyof Gathered>(k: K, f: (xs: NonNullable<Gathered[K]>[], order: Map<string, number>) => NonNullable<Gathered[K]>) => {
+    const xs = all(k);
+    if (xs.length > 0) out[k] = f(xs, order);
+  };
+  merge('robust', mergeRobust);
+  merge('strict', mergeStrict);
+  merge('effects', mergeEffects);
+  merge('limits', mergeLimits);
+  merge('oversized', mergeOversized);
+  merge('design', mergeDesign);
+  if (runs[0]!.protocol) out.protocol = runs[0]!.protocol;
+  if (runs[0]!.concurrency) out.concurrency = runs[0]!.concurrency;
+  return out;
 }
 
 function sum(xs: number[]): number {

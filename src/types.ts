@@ -103,6 +103,15 @@ export interface ProbeCall {
   secrets?: { kind: 'env-canary' | 'argument-canary' | 'user-secret' | 'pattern'; name: string; where: 'result' | 'error' }[];
   /** Limits probes: items an accepted reply returned (see `countItems` in src/limits.ts). */
   items?: number;
+  /** Which server instance the call went to, from 0 (`--instances`; absent when there was one). */
+  instance?: number;
+  /**
+   * The phase of the audit that made the call: a gatherer's progress phase (`robust-input`,
+   * `probes` for the user's probes entries, `strict-arguments`, `effects`, `protocol-errors`,
+   * `limits`, `concurrency`, `oversized-input`, `two-step-writes`, `idempotency-key`) or
+   * `tools/list` before any.
+   */
+  gatherer?: string;
 }
 
 /** A piece of evidence attached to a finding. */

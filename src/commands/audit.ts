@@ -48,6 +48,8 @@ export interface AuditCliOptions {
   keepSandbox?: boolean;
   all?: boolean;
   allowEffects?: boolean;
+  /** `--instances <n>`: sandboxed instances the tools are shared among (see AuditOptions.instances). */
+  instances?: string;
   /** `--package npm:@scope/name@1.2.3` (also `pypi:`, `oci:`): fetch and audit a published package. */
   package?: string;
   /** `--server-json <file>`: audit an entry of the official registry's server.json. */
@@ -73,6 +75,17 @@ function runConfig(opts: AuditCliOptions): ReturnType<typeof resolveConfig> {
     sandbox: { ...fromFile.sandbox, ...(opts.network ? { network: opts.network } : {}), ...(opts.keepSandbox ? { keep: true } : {}) },
     ...(opts.suppress === false ? { ignoreSuppressions: true } : {}),
   };
+}
+
+/** Most instances `--instances` starts (each is a server process with a sandbox of its own). */
+export const MAX_INSTANCES = 16;
+
+/** `--instances <n>`: an integer from 1 to {@link MAX_INSTANCES}; undefined when not given. Throws UsageError. */
+export function parseInstances(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = /^\d+$/.test(value.trim()) ? Number(value.trim()) : NaN;
+  if (!Number.isInteger(n) || n < 1 || n > MAX_INSTANCES) throw new UsageError(`--instances ${JSON.stringify(value)}: expected an integer from 1 to ${MAX_INSTANCES}`);
+  return n;
 }
 
 /** Path of the bundled demo server (ships in the package). */
@@ -114,6 +127,7 @@ export async function runAudit(command: string[], opts: AuditCliOptions): Promis
   }
   // Validated now (a bad URL, an unset token variable), before anything starts.
   if (http) httpSpec(http);
+  const instances = parseInstances(opts.instances);
   const config = runConfig(opts);
   const cliEnv = parseEnvList(opts.env);
   // Paths are checked before the server starts: a typo must not cost a whole audit.
@@ -131,6 +145,7 @@ export async function runAudit(command: string[], opts: AuditCliOptions): Promis
     sandbox: opts.sandbox !== false,
     all: opts.all === true,
     allowEffects: opts.allowEffects === true,
+    ...(instances !== undefined ? { instances } : {}),
     transcriptPath: opts.transcript,
     ...(http || fromJson ? {} : { displayCommand: display }),
     onProgress: track(progress?.update),
@@ -231,6 +246,7 @@ export function fitColumns(s: string, columns: number): string {
  */
 async function runClientConfig(command: string[], opts: AuditCliOptions): Promise<number> {
   if (command.length > 0 || opts.url !== undefined || opts.demo) throw new UsageError('--client-config takes no server command, --url or --demo');
+  const instances = parseInstances(opts.instances);
   const gate = parseGate(opts.failUnder);
   const plan = planOutputs(opts.format ?? [], opts.output ?? []);
   const baseline = opts.baseline === undefined ? undefined : loadSaved(opts.baseline, '--baseline');
@@ -263,6 +279,7 @@ async function runClientConfig(command: string[], opts: AuditCliOptions): Promis
         sandbox: opts.sandbox !== false,
         all: opts.all === true,
         allowEffects: opts.allowEffects === true,
+        ...(instances !== undefined ? { instances } : {}),
         // One transcript per server: run.<n>-<name>.jsonl.
         ...(opts.transcript ? { transcriptPath: transcriptFor(opts.transcript, i, entry.name, entries.length) } : {}),
         replayVia: via,

@@ -72,8 +72,9 @@ export async function gatherDesign(rec: Recorder, tools: ListedTool[], config: R
   const hangMs = hangLimitMs(config);
   const skip = new Set(config.skip_tools);
   const eligible = tools.filter((t) => !skip.has(t.name) && !uncallable(t));
-  const chosen = eligible.slice(0, maxTools(config));
-  run.beyondMaxTools = eligible.slice(chosen.length).map((t) => t.name);
+  run.beyondMaxTools = eligible.slice(maxTools(config)).map((t) => t.name);
+  // Another instance calls the tools this one does not own (SPEC section 3 step 3, --instances).
+  const chosen = eligible.slice(0, maxTools(config)).filter((t) => rec.owns(t.name));
   const style = nameStyleOf(tools);
   for (const tool of chosen) {
     if (!(await rec.revive())) break;

@@ -113,7 +113,7 @@ export async function gatherEffects(rec: Recorder, tools: ListedTool[], config: 
   const hangMs = hangLimitMs(config);
   const skip = new Set(config.skip_tools);
   for (const [i, tool] of tools.entries()) {
-    if (skip.has(tool.name) || uncallable(tool)) continue;
+    if (skip.has(tool.name) || !rec.owns(tool.name) || uncallable(tool)) continue;
     const flagged = flaggedProperties(tool).length > 0;
     const defaultCallable = opts.all || requiredOf(tool.inputSchema).length === 0;
     if (!flagged && !defaultCallable) continue;

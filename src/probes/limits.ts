@@ -192,7 +192,8 @@ async function probeAll(rec: Recorder, tools: ListedTool[], config: ResolvedConf
   const skip = new Set(config.skip_tools);
   const withLimits = tools.filter((t) => !skip.has(t.name) && !uncallable(t) && safeLimitProperties(t).length > 0);
   const cap = maxTools(config);
-  const chosen = withLimits.slice(0, cap);
+  // Another instance calls the tools this one does not own (SPEC section 3 step 3, --instances).
+  const chosen = withLimits.slice(0, cap).filter((t) => rec.owns(t.name));
   const run: LimitsRun = { params: [], beyondMaxTools: withLimits.slice(cap).map((t) => t.name), beyondMaxProperties: [], effectsWatched: sandbox !== undefined };
   let hangs = 0;
   /**

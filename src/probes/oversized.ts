@@ -93,7 +93,8 @@ export async function gatherOversized(rec: Recorder, tools: ListedTool[], config
   }
   const cap = maxTools(config);
   run.beyondMaxTools = eligible.slice(cap).map((e) => e.tool.name);
-  const chosen = eligible.slice(0, cap);
+  // Another instance calls the tools this one does not own (SPEC section 3 step 3, --instances).
+  const chosen = eligible.slice(0, cap).filter((e) => rec.owns(e.tool.name));
   let hangs = 0;
   for (const [i, { tool, typed }] of chosen.entries()) {
     rec.progress({ phase: 'oversized-input', tool: tool.name, toolIndex: i + 1, toolCount: chosen.length });

@@ -85,7 +85,24 @@ export interface ExitCause {
   stderrTail: string;
 }
 
+/**
+ * Where a Recorder is among the server instances of one audit (SPEC section 3 step 3,
+ * `--instances`): the call list all instances share (seqs are unique across them, in the order
+ * calls were recorded), the instance's number, and which tools it calls.
+ */
+export interface InstanceShare {
+  /** Every call of the audit, all instances: each recorder appends its own here as well. */
+  log: ProbeCall[];
+  /** 0 for the first instance (the one whole-server probes use). */
+  instance: number;
+  /** How many instances the audit runs (calls are tagged with `instance` when more than one). */
+  of: number;
+  /** True for the tools this instance calls; every listed tool belongs to exactly one instance. */
+  owns: (tool: string) => boolean;
+}
+
 export class Recorder {
+  /** The calls this recorder made, in order (all of the audit's when it is the only instance). */
   readonly calls: ProbeCall[] = [];
   /** Every session of the audit, the first one first: one more per restart that succeeded. */
   readonly sessions: Session[];
@@ -110,8 +127,37 @@ export class Recorder {
     private readonly onProgress?: (p: Progress) => void,
     private readonly secrets: SecretSet = { env: {}, user: {} },
     private readonly restart?: () => Promise<Session | OpenFailure>,
+    private share?: InstanceShare,
   ) {
     this.sessions = [session];
+  }
+
+  /**
+   * Makes this recorder one of several instances (after its first calls, the handshake's listing):
+   * from now on calls are numbered across all of them and tagged with the instance. `share.log`
+   * may be this recorder's own {@link calls}.
+   */
+  join(share: InstanceShare): void {
+    this.share = share;
+    if (share.of > 1) for (const c of this.calls) c.instance ??= share.instance;
+  }
+
+  /** The instance this recorder drives (0 when it is the only one). */
+  get instance(): number {
+    return this.share?.instance ?? 0;
+  }
+
+  /**
+   * True when this instance calls `tool` (SPEC section 3 step 3: tools are partitioned among the
+   * instances). Always true for a lone instance.
+   */
+  owns(tool: string): boolean {
+    return this.share ? this.share.owns(tool) : true;
+  }
+
+  /** Calls made so far by every instance. */
+  private get logged(): number {
+    return this.share ? this.share.log.length : this.calls.length;
   }
 
   /** The session calls go to: the latest start of the server. */
@@ -159,8 +205,8 @@ export class Recorder {
     // A connection lost on a request (a server reached by URL, a stdout closed) may leave a process
     // or a session behind: it is ended before the new start.
     await this.session.close();
-    const afterSeq = this.calls.length;
-    this.onProgress?.({ ...this.current, phase: `${this.current.phase} (restarting the server)`, calls: this.calls.length });
+    const afterSeq = this.calls.at(-1)?.seq ?? 0;
+    this.onProgress?.({ ...this.current, phase: `${this.current.phase} (restarting the server)`, calls: this.logged });
     let next: Session | OpenFailure;
     try {
       next = await this.restart!();
@@ -234,7 +280,7 @@ export class Recorder {
   private async confirm(cause: ExitCause): Promise<void> {
     let replayed = 0;
     for (const seq of cause.candidates) {
-      const original = this.calls[seq - 1]!;
+      const original = this.calls.find((c) => c.seq === seq)!;
       const request = replayRequest(original.exchange.sent);
       if (!request) continue;
       if (replayed >= MAX_REPLAYS_PER_EXIT) return;
@@ -270,9 +316,11 @@ export class Recorder {
 
   /** Appends a call made outside {@link Recorder.toolCall} (liveness, protocol probes). */
   add(probe: string, exchange: Exchange, extra: Partial<ProbeCall> = {}): ProbeCall {
-    const call: ProbeCall = { seq: this.calls.length + 1, probe, exchange, ...extra };
+    const call: ProbeCall = { seq: this.logged + 1, probe, gatherer: this.current.phase, exchange, ...extra };
+    if (this.share && this.share.of > 1) call.instance = this.share.instance;
     this.rescan(call);
     this.calls.push(call);
+    if (this.share && this.share.log !== this.calls) this.share.log.push(call);
     this.startOf.set(call.seq, this.session);
     return call;
   }
@@ -328,7 +376,7 @@ export class Recorder {
     const params: Record<string, unknown> = { name: tool };
     if (args !== undefined) params.arguments = args;
     const where = this.current.tool === tool ? this.current : { phase: this.current.phase };
-    this.onProgress?.({ ...where, tool, probe, calls: this.calls.length });
+    this.onProgress?.({ ...where, tool, probe, calls: this.logged });
     const exchange = await this.session.request('tools/call', params, timeoutMs, request);
     return this.add(probe, exchange, { tool, arguments: args, classification: this.classify(exchange.reply, declaredParams), ...extra });
   }
@@ -341,7 +389,7 @@ export class Recorder {
   /** Announces a phase (a gatherer, and the tool it is on) to the progress line. */
   progress(p: Omit<Progress, 'calls'>): void {
     this.current = p;
-    this.onProgress?.({ ...p, calls: this.calls.length });
+    this.onProgress?.({ ...p, calls: this.logged });
   }
 }
 

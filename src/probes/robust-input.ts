@@ -174,7 +174,8 @@ export async function gatherRobustInput(rec: Recorder, tools: ListedTool[], conf
   const skip = new Set(config.skip_tools);
   const eligible = tools.filter((t) => !skip.has(t.name));
   const limit = maxTools(config);
-  const chosen = eligible.slice(0, limit);
+  // Another instance calls the tools this one does not own (SPEC section 3 step 3, --instances).
+  const chosen = eligible.slice(0, limit).filter((t) => rec.owns(t.name));
   const run: RobustRun = { tools: [], beyondMaxTools: eligible.slice(limit).map((t) => t.name), liveness: [] };
   const userProbeTools = new Set(config.probes.map((p) => p.tool));
   let hangs = 0;
@@ -236,7 +237,7 @@ export async function gatherRobustInput(rec: Recorder, tools: ListedTool[], conf
 
   if (!run.stopped) {
     for (const up of config.probes) {
-      if (skip.has(up.tool)) continue;
+      if (skip.has(up.tool) || !rec.owns(up.tool)) continue;
       const tool = tools.find((t) => t.name === up.tool);
       const declared = tool ? propertiesOf(tool.inputSchema).map((p) => p.name) : [];
       rec.progress({ phase: 'probes', tool: up.tool });

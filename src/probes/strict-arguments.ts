@@ -109,7 +109,8 @@ export async function gatherStrictArguments(rec: Recorder, tools: ListedTool[], 
   const skip = new Set(config.skip_tools);
   const eligible = tools.filter((t) => !skip.has(t.name));
   const limit = strictMaxTools(config);
-  const chosen = eligible.slice(0, limit);
+  // Another instance calls the tools this one does not own (SPEC section 3 step 3, --instances).
+  const chosen = eligible.slice(0, limit).filter((t) => rec.owns(t.name));
   const run: StrictRun = { tools: [], beyondMaxTools: eligible.slice(limit).map((t) => t.name) };
   for (const [i, tool] of chosen.entries()) {
     rec.progress({ phase: 'strict-arguments', tool: tool.name, toolIndex: i + 1, toolCount: chosen.length });

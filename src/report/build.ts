@@ -99,6 +99,8 @@ export interface ReportCall {
   rawArguments?: string;
   /** Limits probes: items an accepted reply returned. */
   items?: number;
+  /** The server instance the call went to, from 0 (`--instances`; absent when the audit ran one). */
+  instance?: number;
   /** Secrets the reply carried: `{ kind, name, where }` (the values themselves are never reported). */
   secrets?: { kind: string; name: string; where: string }[];
   durationMs: number;
@@ -340,6 +342,7 @@ function toReportCall(c: ProbeCall): ReportCall {
   if (c.value !== undefined) out.value = c.value;
   if (c.rawArguments !== undefined) out.rawArguments = c.rawArguments;
   if (c.items !== undefined) out.items = c.items;
+  if (c.instance !== undefined) out.instance = c.instance;
   if (c.secrets) out.secrets = c.secrets;
   return out;
 }

@@ -79,6 +79,8 @@ export interface OpenOptions {
   redactor?: Redactor;
   /** Append to the transcript rather than start it afresh (a restart of the same audit). */
   appendTranscript?: boolean;
+  /** The server instance this session is (`--instances`): its transcript lines say `"instance": n`. */
+  instance?: number;
 }
 
 /** One tools/list page request and its exchange. */
@@ -111,7 +113,7 @@ export class Session {
    */
   static async open(target: StdioTargetSpec | HttpTargetSpec, options: OpenOptions): Promise<Session | OpenFailure> {
     // One transcript across attempts, so a restart does not erase the first exchange.
-    const transcript = new Transcript(options.transcriptPath, options.redactor, options.appendTranscript === true);
+    const transcript = new Transcript(options.transcriptPath, options.redactor, options.appendTranscript === true, options.instance);
     const first = await Session.attempt(target, options, 'auto', transcript);
     if (first instanceof Session) return first;
     let result: Session | Attempted = first;

@@ -6,8 +6,7 @@
  * report says so and names what was not protected.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHash } from 'node:crypto';
-import { accessSync, chmodSync, constants, existsSync, readlinkSync, symlinkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { audit } from '../../src/audit.js';
@@ -16,41 +15,11 @@ import { parseConfig } from '../../src/config/schema.js';
 import { EFFECT_QUIET_MS, networkNamespaceAvailable } from '../../src/target/sandbox.js';
 import type { Report } from '../../src/report/build.js';
 import { checkOf, fixture, LATER_PACKS_OFF } from '../helpers/run.js';
+import { hashes, makeData } from '../helpers/data.js';
 import { runCli } from '../helpers/cli.js';
 
 const ONLY_EFFECTS = { checks: { ...LATER_PACKS_OFF, 'robust-input': { enabled: false }, 'strict-arguments': { enabled: false }, 'protocol-errors': { enabled: false } } };
 const linux = process.platform === 'linux' && networkNamespaceAvailable().ok;
-
-/** A data folder as a user has one: a notes file, a cache folder with one file, a log. */
-function makeData(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'sealmark-overlay-data-'));
-  writeFileSync(join(dir, 'notes.txt'), 'first note\n');
-  mkdirSync(join(dir, 'cache'));
-  writeFileSync(join(dir, 'cache', 'old.bin'), 'bin\n');
-  writeFileSync(join(dir, 'app.log'), 'log\n');
-  mkdirSync(join(dir, 'tree', 'sub'), { recursive: true });
-  writeFileSync(join(dir, 'tree', 'a.txt'), 'a\n');
-  writeFileSync(join(dir, 'tree', 'sub', 'b.txt'), 'b\n');
-  symlinkSync('notes.txt', join(dir, 'link'));
-  writeFileSync(join(dir, 'script.sh'), '#!/bin/sh\n', { mode: 0o644 });
-  chmodSync(join(dir, 'script.sh'), 0o644);
-  writeFileSync(join(dir, 'draft.txt'), 'new text\n');
-  writeFileSync(join(dir, 'final.txt'), 'old\n');
-  return dir;
-}
-
-/** Every file under `dir` → its sha256 and permissions (and every folder, as "dir"). */
-function hashes(dir: string, out: Record<string, string> = {}, shown = ''): Record<string, string> {
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    if (e.isSymbolicLink()) out[`${shown}${e.name}`] = `link:${readlinkSync(p)}`;
-    else if (e.isDirectory()) {
-      out[`${shown}${e.name}/`] = 'dir';
-      hashes(p, out, `${shown}${e.name}/`);
-    } else out[`${shown}${e.name}`] = `${createHash('sha256').update(readFileSync(p)).digest('hex')} mode ${(statSync(p).mode & 0o7777).toString(8)}`;
-  }
-  return out;
-}
 
 const written = () => [...readdirSync('/tmp'), ...(existsSync('/srv') ? readdirSync('/srv') : [])].filter((n) => n.startsWith('sealmark-overlay-fixture-'));
 /** Whether this user may write /srv (root may): then a hard-coded write there must be covered too. */

@@ -1,0 +1,178 @@
+/**
+ * Several sandboxed instances of one server (SPEC section 3 step 3, `--instances`): how the listed
+ * tools are shared out among them, and how the runs each instance's gatherers left are put back
+ * into the one run per gatherer the checks read, in listing order, as one instance would have
+ * left it.
+ *
+ * Each tool belongs to exactly one instance, so every call of a tool, and every effect it had,
+ * happens on the same start of the server, in the same order as with one instance. The lists a
+ * gatherer computes from the whole listing (tools beyond `max_tools`, tools that cannot be called)
+ * are the same in every instance and are taken from the first.
+ */
+import type { ListedTool, ProbeCall } from '../types.js';
+import type { DesignRun } from './design.js';
+import type { EffectsRun } from './effects.js';
+import type { LimitsRun } from './limits.js';
+import type { OversizedRun } from './oversized.js';
+import type { RobustRun } from './robust-input.js';
+import type { StrictRun } from './strict-arguments.js';
+
+/** Fewest tools per instance the default gives each one (a start of the server costs more than a few calls). */
+export const TOOLS_PER_INSTANCE = 6;
+/** Most instances the default starts. */
+export const MAX_DEFAULT_INSTANCES = 4;
+
+/**
+ * Which instance (0 … n−1) calls each tool: tools in listing order, dealt out in turn (tool i to
+ * instance i mod n), so each instance gets tools from the whole listing. `n` is at least 1 and at
+ * most the tool count. Returns tool name → instance.
+ */
+export function shareTools(tools: readonly ListedTool[], n: number): Map<string, number> {
+  const k = Math.max(1, Math.min(n, tools.length));
+  return new Map(tools.map((t, i) => [t.name, i % k]));
+}
+
+/**
+ * The number of instances an audit runs when `--instances` is not given: one per
+ * {@link TOOLS_PER_INSTANCE} tools, at most {@link MAX_DEFAULT_INSTANCES} and at most twice the
+ * cores (`cores`, from os.availableParallelism()); 1 for a server with few tools.
+ */
+export function defaultInstances(toolCount: number, cores: number): number {
+  return Math.max(1, Math.min(Math.floor(toolCount / TOOLS_PER_INSTANCE), MAX_DEFAULT_INSTANCES, 2 * Math.max(1, cores)));
+}
+
+/** Sorts `xs` by the listing position of the tool `name(x)` names (stable: a tool's entries keep their order). */
+function inListingOrder<T>(xs: T[], name: (x: T) => string, order: Map<string, number>): T[] {
+  const at = (x: T) => order.get(name(x)) ?? Number.MAX_SAFE_INTEGER;
+  return xs.map((x, i) => ({ x, i })).sort((a, b) => at(a.x) - at(b.x) || a.i - b.i).map((e) => e.x);
+}
+
+type Stopped<R extends string> = { reason: R; notReached: string[] } | undefined;
+
+/**
+ * One `stopped` of several: the first instance's reason that stopped (three hangs count before a
+ * server gone, as they stop the whole audit), with every instance's tools not reached, in listing
+ * order. The tool names in notReached may carry the probes not sent (`name (probe, …)`).
+ */
+function mergeStopped<R extends string>(all: Stopped<R>[], order: Map<string, number>): Stopped<R> {
+  const stopped = all.filter((s): s is NonNullable<Stopped<R>> => s !== undefined);
+  if (stopped.length === 0) return undefined;
+  const first = stopped.find((s) => s.reason === 'three-hangs') ?? stopped[0]!;
+  const toolOf = (n: string) => n.replace(/ \(.*\)$/, '');
+  return { reason: first.reason, notReached: inListingOrder(stopped.flatMap((s) => s.notReached), toolOf, order) };
+}
+
+/** Tool name → listing position. */
+export function listingOrder(tools: readonly ListedTool[]): Map<string, number> {
+  return new Map(tools.map((t, i) => [t.name, i]));
+}
+
+/** robust-input's runs of every instance as one. */
+export function mergeRobust(runs: RobustRun[], order: Map<string, number>): RobustRun {
+  const stopped = mergeStopped(runs.map((r) => r.stopped), order);
+  return {
+    tools: inListingOrder(runs.flatMap((r) => r.tools), (t) => t.tool, order),
+    beyondMaxTools: runs[0]!.beyondMaxTools,
+    ...(stopped ? { stopped } : {}),
+    liveness: runs.flatMap((r) => r.liveness).sort((a, b) => a - b),
+  };
+}
+
+/** strict-arguments' runs of every instance as one. */
+export function mergeStrict(runs: StrictRun[], order: Map<string, number>): StrictRun {
+  const stopped = mergeStopped(runs.map((r) => r.stopped), order);
+  return { tools: inListingOrder(runs.flatMap((r) => r.tools), (t) => t.tool, order), beyondMaxTools: runs[0]!.beyondMaxTools, ...(stopped ? { stopped } : {}) };
+}
+
+/** The effects pack's runs of every instance as one (`stopped`: the first instance's that stopped). */
+export function mergeEffects(runs: EffectsRun[], order: Map<string, number>): EffectsRun {
+  const stopped = runs.find((r) => r.stopped !== undefined)?.stopped;
+  const first = runs[0]!;
+  return {
+    ran: first.ran,
+    ...(first.why !== undefined ? { why: first.why } : {}),
+    defaultCalled: inListingOrder(runs.flatMap((r) => r.defaultCalled), (t) => t, order),
+    fillerCalled: inListingOrder(runs.flatMap((r) => r.fillerCalled), (t) => t, order),
+    controls: inListingOrder(runs.flatMap((r) => r.controls), (c) => c.tool, order),
+    all: first.all,
+    ...(stopped !== undefined ? { stopped } : {}),
+  };
+}
+
+/** The limits pack's runs of every instance as one. */
+export function mergeLimits(runs: LimitsRun[], order: Map<string, number>): LimitsRun {
+  const stopped = mergeStopped(runs.map((r) => r.stopped), order);
+  return {
+    params: inListingOrder(runs.flatMap((r) => r.params), (p) => p.tool, order),
+    beyondMaxTools: runs[0]!.beyondMaxTools,
+    beyondMaxProperties: inListingOrder(runs.flatMap((r) => r.beyondMaxProperties), (p) => p.tool, order),
+    ...(stopped ? { stopped } : {}),
+    effectsWatched: runs.some((r) => r.effectsWatched),
+  };
+}
+
+/** oversized-input's runs of every instance as one. */
+export function mergeOversized(runs: OversizedRun[], order: Map<string, number>): OversizedRun {
+  const stopped = mergeStopped(runs.map((r) => r.stopped), order);
+  return {
+    tools: inListingOrder(runs.flatMap((r) => r.tools), (t) => t.tool, order),
+    skipped: runs[0]!.skipped,
+    beyondMaxTools: runs[0]!.beyondMaxTools,
+    notSent: inListingOrder(runs.flatMap((r) => r.notSent), (n) => n.tool, order),
+    ...(stopped ? { stopped } : {}),
+    liveness: inListingOrder(runs.flatMap((r) => r.liveness), (l) => l.tool, order),
+  };
+}
+
+/** The design pack's runs of every instance as one. */
+export function mergeDesign(runs: DesignRun[], order: Map<string, number>): DesignRun {
+  const first = runs[0]!;
+  return {
+    ran: first.ran,
+    ...(first.why !== undefined ? { why: first.why } : {}),
+    repeats: inListingOrder(runs.flatMap((r) => r.repeats), (r) => r.tool, order),
+    notRepeated: inListingOrder(runs.flatMap((r) => r.notRepeated), (t) => t, order),
+    madeUp: inListingOrder(runs.flatMap((r) => r.madeUp), (m) => m.tool, order),
+    beyondMaxTools: first.beyondMaxTools,
+  };
+}
+
+
+/**
+ * The order of the audit's phases with one instance (SPEC section 3 step 3): the gatherer
+ * progress phases ({@link ProbeCall.gatherer}) in the order the gatherers run. The design pack's two
+ * phases alternate tool by tool, so they share a rank.
+ */
+const PHASE_RANK: Record<string, number> = {
+  starting: 0,
+  'tools/list': 0,
+  'robust-input': 1,
+  probes: 2,
+  'strict-arguments': 3,
+  effects: 4,
+  'protocol-errors': 5,
+  limits: 6,
+  concurrency: 7,
+  'oversized-input': 8,
+  'two-step-writes': 9,
+  'idempotency-key': 9,
+};
+
+/**
+ * Puts the calls of several instances in the order one instance makes them, and numbers them
+ * 1, 2, … in that order: by phase, then by the listing position of the call's tool (calls of no
+ * listed tool, such as the protocol probes, first in their phase), then in the order they were
+ * made. Sorts `calls` in place, sets each call's `seq`, and returns old seq → new seq, for the
+ * seqs the runs, restarts and exits hold.
+ */
+export function renumberCalls(calls: ProbeCall[], order: Map<string, number>): Map<number, number> {
+  const rank = (c: ProbeCall) => PHASE_RANK[c.gatherer ?? 'starting'] ?? 10;
+  const at = (c: ProbeCall) => (c.tool !== undefined ? (order.get(c.tool) ?? -1) : -1);
+  calls.sort((a, b) => rank(a) - rank(b) || at(a) - at(b) || a.seq - b.seq);
+  const renum = new Map<number, number>();
+  calls.forEach((c, i) => {
+    renum.set(c.seq, i + 1);
+    c.seq = i + 1;
+  });
+  return renum;
+}
