@@ -41,18 +41,20 @@ function launch(id, dir) {
 
 /**
  * Runs the full default audit of `target` in a child process under GNU time, writing the
- * transcript to `transcript`. Resolves to the child's own figures and the tree's.
+ * transcript to `transcript`; `instances` is passed as `--instances` is (undefined: the default).
+ * Resolves to the child's own figures and the tree's.
  */
-function auditChild(target, transcript, cwd) {
+function auditChild(target, transcript, cwd, instances) {
   const script = [
     `import { audit } from ${JSON.stringify(`${root}dist/audit.js`)};`,
     `import { configRegistry } from ${JSON.stringify(`${root}dist/config/defaults.js`)};`,
     `import { parseConfig } from ${JSON.stringify(`${root}dist/config/schema.js`)};`,
     `const t0 = performance.now();`,
-    `const r = await audit({ command: ${JSON.stringify(target.command)}, args: ${JSON.stringify(target.args)}, env: ${JSON.stringify(target.env)}, config: parseConfig({}, configRegistry()), transcriptPath: ${JSON.stringify(transcript)}, cwd: ${JSON.stringify(cwd)} });`,
+    `const r = await audit({ command: ${JSON.stringify(target.command)}, args: ${JSON.stringify(target.args)}, env: ${JSON.stringify(target.env)}, config: parseConfig({}, configRegistry()), transcriptPath: ${JSON.stringify(transcript)}, cwd: ${JSON.stringify(cwd)}${instances !== undefined ? `, instances: ${instances}` : ''} });`,
+    `const used = new Set(r.calls.map((c) => c.instance ?? 0)).size;`,
     `const wallMs = performance.now() - t0;`,
     `const u = process.resourceUsage();`,
-    `process.stdout.write(JSON.stringify({ status: r.status, grade: r.grade?.letter, calls: r.calls.length, wallMs, cpuMs: (u.userCPUTime + u.systemCPUTime) / 1000, maxRssKb: u.maxRSS }));`,
+    `process.stdout.write(JSON.stringify({ status: r.status, grade: r.grade?.letter, calls: r.calls.length, instances: used, verdicts: r.checks.map((c) => c.id + ' ' + c.verdict + ' ' + c.findings.map((f) => f.fingerprint).sort().join(',')), wallMs, cpuMs: (u.userCPUTime + u.systemCPUTime) / 1000, maxRssKb: u.maxRSS }));`,
   ].join('\n');
   const args = ['--input-type=module', '-e', script];
   const timed = existsSync('/usr/bin/time');
@@ -69,22 +71,30 @@ function auditChild(target, transcript, cwd) {
 }
 
 /**
- * The transcript as sessions (a restart begins a new one at its `initialize`), each a list of
- * { ms, dir, message }, and the request intervals of the whole run: [start, end] ms.
+ * The transcript as sessions (each instance's lines apart, `instance` absent for the first; a
+ * restart begins a new session at its `initialize`), each a list of { ms, dir, message }, and the
+ * request intervals of the whole run: [start, end] ms. Times are the lines' `t`, as ms from the
+ * first line, so that the instances' sessions share one clock.
  */
 export function readTranscript(path) {
   const rows = readFileSync(path, 'utf8')
     .split('\n')
     .filter(Boolean)
     .map((l) => JSON.parse(l));
+  const t0 = rows.length ? Date.parse(rows[0].t) : 0;
   const sessions = [];
+  const current = new Map();
   for (const r of rows) {
-    if (r.dir === 'send' && r.message?.method === 'initialize') sessions.push([]);
-    if (sessions.length === 0) sessions.push([]);
-    sessions[sessions.length - 1].push(r);
+    const row = { ...r, ms: Date.parse(r.t) - t0 };
+    const k = r.instance ?? 0;
+    if (!current.has(k) || (r.dir === 'send' && r.message?.method === 'initialize' && current.get(k).some((x) => x.dir === 'send' && x.message?.method === 'initialize'))) {
+      current.set(k, []);
+      sessions.push(current.get(k));
+    }
+    current.get(k).push(row);
   }
   const intervals = [];
-  const end = rows.length ? rows[rows.length - 1].ms : 0;
+  const end = rows.length ? Date.parse(rows[rows.length - 1].t) - t0 : 0;
   for (const s of sessions) {
     const open = new Map();
     for (const r of s) {
@@ -189,15 +199,18 @@ async function bareClient(target, sessions, cwd) {
   return performance.now() - t0;
 }
 
-/** Measures one pinned server; resolves to its row of figures. */
-export async function benchServer(id) {
+/**
+ * Measures one pinned server; resolves to its row of figures. `instances`: as `--instances`
+ * (undefined: the default).
+ */
+export async function benchServer(id, instances) {
   const dir = mkdtempSync(join(tmpdir(), 'sealmark-bench-'));
   try {
     const data = join(dir, 'data');
     spawnSync('mkdir', ['-p', data]);
     const target = launch(id, data);
     const transcript = join(dir, 'transcript.jsonl');
-    const run = auditChild(target, transcript, dir);
+    const run = auditChild(target, transcript, dir, instances);
     const { sessions, intervals } = readTranscript(transcript);
     const busy = unionMs(intervals);
     const serial = intervals.reduce((n, [a, b]) => n + (b - a), 0);

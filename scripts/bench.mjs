@@ -210,7 +210,13 @@ async function main() {
 
   // (d) the real servers, one at a time.
   const real = [];
-  for (const id of BENCH_SERVERS) real.push(await benchServer(id));
+  // Each with the default instances and with --instances 1, and whether the verdicts agree.
+  for (const id of BENCH_SERVERS) {
+    const many = await benchServer(id);
+    const one = await benchServer(id, 1);
+    real.push({ ...many, label: `${id} (${many.instances} instance${many.instances === 1 ? '' : 's'})`, same: JSON.stringify(many.verdicts) === JSON.stringify(one.verdicts) });
+    real.push({ ...one, label: `${id} --instances 1` });
+  }
 
   // (e) lint of generated tools.
   const lintDir = mkdtempSync(join(tmpdir(), 'sealmark-bench-lint-'));
@@ -246,14 +252,15 @@ async function main() {
     ['3,000-tool listing with 1 MB name and replies: peak RSS (MB)', fmt(hugeMb, 1), '≤ 400', hugeMb <= 400 ? 'ok' : 'over'],
   ];
   const realRows = real.flatMap((r) => [
-    [`${r.id}: full default audit, wall (ms; ${r.calls} calls, grade ${r.grade ?? '-'})`, fmt(r.wallMs), '', ''],
-    [`${r.id}: busy, some request in flight (ms)`, fmt(r.busy), '', ''],
-    [`${r.id}: serial waits, sum of request→reply (ms)`, fmt(r.serial), '', ''],
-    [`${r.id}: wall / busy`, fmt(r.wallMs / r.busy, 2), '≤ 1.2', r.wallMs / r.busy <= 1.2 ? 'ok' : 'over'],
-    [`${r.id}: wall / serial waits`, fmt(r.wallMs / r.serial, 2), '≤ 0.5', r.wallMs / r.serial <= 0.5 ? 'ok' : 'over'],
-    [`${r.id}: bare client, same messages in order (ms)`, fmt(r.bare), '', ''],
-    [`${r.id}: CPU s sealmark / servers`, `${fmt(r.cpuMs / 1000, 1)} / ${r.treeCpuMs !== undefined ? fmt((r.treeCpuMs - r.cpuMs) / 1000, 1) : '?'}`, '', ''],
-    [`${r.id}: peak RSS MB sealmark / largest process`, `${fmt(r.maxRssKb / 1024)} / ${r.treeMaxRssKb !== undefined ? fmt(r.treeMaxRssKb / 1024) : '?'}`, '', ''],
+    [`${r.label}: full default audit, wall (ms; ${r.calls} calls, grade ${r.grade ?? '-'})`, fmt(r.wallMs), '', ''],
+    ...(r.same !== undefined ? [[`${r.label}: verdicts and fingerprints as with --instances 1`, r.same ? 'same' : 'differ', 'same', r.same ? 'ok' : 'over']] : []),
+    [`${r.label}: busy, some request in flight (ms)`, fmt(r.busy), '', ''],
+    [`${r.label}: serial waits, sum of request→reply (ms)`, fmt(r.serial), '', ''],
+    [`${r.label}: wall / busy`, fmt(r.wallMs / r.busy, 2), '≤ 1.2', r.wallMs / r.busy <= 1.2 ? 'ok' : 'over'],
+    [`${r.label}: wall / serial waits`, fmt(r.wallMs / r.serial, 2), '≤ 0.5', r.wallMs / r.serial <= 0.5 ? 'ok' : 'over'],
+    [`${r.label}: bare client, same messages in order (ms)`, fmt(r.bare), '', ''],
+    [`${r.label}: CPU s sealmark / servers`, `${fmt(r.cpuMs / 1000, 1)} / ${r.treeCpuMs !== undefined ? fmt((r.treeCpuMs - r.cpuMs) / 1000, 1) : '?'}`, '', ''],
+    [`${r.label}: peak RSS MB sealmark / largest process`, `${fmt(r.maxRssKb / 1024)} / ${r.treeMaxRssKb !== undefined ? fmt(r.treeMaxRssKb / 1024) : '?'}`, '', ''],
   ]);
   rows.push(...realRows);
   const w = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i].length), ['figure', 'value', 'target', ''][i].length));

@@ -7,8 +7,9 @@ import { Sandbox, startSpec } from './target/sandbox.js';
 import type { StdioTargetSpec } from './target/stdio-transport.js';
 import type { HttpTargetSpec } from './target/http-transport.js';
 import { UsageError } from './errors.js';
-import { MAX_RESTARTS, Recorder, type InstanceShare, type Progress } from './probes/recorder.js';
-import { listingOrder, mergeDesign, renumberCalls, mergeEffects, mergeLimits, mergeOversized, mergeRobust, mergeStrict, shareTools } from './probes/instances.js';
+import { MAX_RESTARTS, Recorder, type InstanceShare, type Progress, type Restart } from './probes/recorder.js';
+import { availableParallelism } from 'node:os';
+import { defaultConcurrency, instanceCount, listingOrder, mergeDesign, renumberCalls, mergeEffects, mergeLimits, mergeOversized, mergeRobust, mergeStrict, shareTools } from './probes/instances.js';
 import { gatherRobustInput, hangLimitMs } from './probes/robust-input.js';
 import { gatherProtocolErrors, sendEarly } from './probes/protocol-errors.js';
 import { gatherEffects } from './probes/effects.js';
@@ -114,11 +115,13 @@ export interface AuditOptions {
   /** sealmark's package cache (default `$SEALMARK_CACHE`, `$XDG_CACHE_HOME/sealmark` or `~/.cache/sealmark`). */
   cacheDir?: string;
   /**
-   * `--instances`: how many sandboxed instances of a stdio server share the tools out (SPEC
-   * section 3 step 3); each tool's calls all go to one instance, with a sandbox, an overlay and an
-   * effect log of its own. Default 1. More than one needs the sandbox's copy-on-write filesystem
-   * (instances on the user's real files would change each other's state); without it, and for a
-   * server reached by URL, the audit runs one instance. At most one per tool.
+   * `--instances`: how many instances of a stdio server run at once (SPEC section 3 step 3). A
+   * server with many tools is audited as several instances (probes/instances.ts `instanceCount`:
+   * one per 8 tools, at most 4), each a start of its own with a sandbox, an overlay and an effect
+   * log of its own, calling its share of the tools from the same starting state; this number only
+   * says how many run side by side (1: one after another), so it never changes the answers.
+   * Default: one more than the cores. There is one instance without the sandbox's copy-on-write
+   * filesystem (instances would change each other's real files) and for a server reached by URL.
    */
   instances?: number;
 }
@@ -286,8 +289,11 @@ async function auditSpec(
     return rec;
   };
   const listed = new Set<string>();
-  const extras: { rec: Recorder; sandbox: Sandbox }[] = [];
-  let recs = [makeInstance(opened, sandbox, 0)];
+  // The sandboxes of the instances after the first (ended with the audit).
+  const extras: { rec?: Recorder; sandbox: Sandbox }[] = [];
+  const recs = [makeInstance(opened, sandbox, 0)];
+  /** Set when the tools were shared among instances (gatherShared). */
+  let shared = false;
   try {
     const session = opened;
     const h = session.handshake;
@@ -319,26 +325,27 @@ async function auditSpec(
     };
     const needs = new Set(enabled.flatMap((c) => c.meta.requires));
     if (tools.length > 0 && !listing.problem) {
-      // Several instances, each in a sandbox of its own, share the tools out (SPEC section 3 step 3).
-      const wanted = sandbox?.isolation.filesystem === 'overlay' && instanceSpec ? Math.min(options.instances ?? 1, tools.length) : 1;
-      if (wanted > 1) recs = await startInstances(recs[0]!, wanted, tools);
-      const log = recs[0]!.calls;
-      const runs = await Promise.all(recs.map((rec, i) => gatherInstance(rec, i === 0, boxOf(rec), tools, config, needs, hangMs, options)));
-      if (recs.length === 1) Object.assign(artifacts, runs[0]);
+      // Many tools are shared among instances, each a start of its own in a sandbox of its own,
+      // from the same state (SPEC section 3 step 3). Without the copy-on-write filesystem they
+      // would share the user's real files, so there is one.
+      const groups = sandbox?.isolation.filesystem === 'overlay' && instanceSpec ? shareTools(tools, instanceCount(tools.length)) : undefined;
+      const count = groups ? new Set(groups.values()).size : 1;
+      if (!groups || count === 1) Object.assign(artifacts, await gatherInstance(recs[0]!, true, sandbox, tools, config, needs, hangMs, options));
       else {
-        artifacts.calls = log;
-        Object.assign(artifacts, mergeInstances(runs, tools));
+        // The first instance (the start the handshake was judged on) makes the whole-server probes
+        // and calls no listed tool: its hang limits then hold up no tool's calls.
+        const owner = new Map([...groups].map(([tool, g]) => [tool, g + 1]));
+        Object.assign(artifacts, await gatherShared(owner, count + 1, tools, needs, hangMs, artifacts));
       }
     }
     // A delayed effect of the last watched call is still that call's: read before anything is judged.
-    for (const rec of recs) await closeWatch(boxOf(rec));
+    await closeWatch(sandbox);
     for (const rec of recs) for (const s of rec.sessions) await s.close();
     // A reply to a request sealmark stopped waiting for may come until the end: each one found
     // now replaces its call's "no reply" record before anything is judged.
     for (const rec of recs) adoptLateReplies(rec, tools);
     const sessions = recs.flatMap((rec) => rec.sessions);
-    if (recs.length > 1) {
-      artifacts.restarts = recs.flatMap((rec) => rec.restarts);
+    if (shared) {
       artifacts.exits = recs.flatMap((rec) => rec.exits);
       // Numbered as one instance numbers them, so that a report's calls read in the same order.
       renumber(artifacts, renumberCalls(artifacts.calls, listingOrder(tools)));
@@ -365,50 +372,75 @@ async function auditSpec(
     for (const e of extras) e.sandbox.dispose();
   }
 
-  /** The sandbox a recorder's instance runs in. */
-  function boxOf(rec: Recorder): Sandbox | undefined {
-    return rec.instance === 0 ? sandbox : extras.find((e) => e.rec === rec)?.sandbox;
-  }
-
   /**
-   * Starts instances 1 … n−1 beside the first, each in a sandbox of its own, and lists the tools on
-   * each (a server may need its listing before a call). An instance that does not start, or lists
-   * other tools, is dropped and ended; the tools are shared among those that came up. Returns every
-   * instance's recorder, the first first; calls are numbered across all of them.
+   * Audits the tools as `count` instances, `owner` saying which instance calls each tool: the
+   * first is the server started for the handshake, with the whole-server probes (and the user's
+   * probes of tools not listed) and no listed tool; each other calls its share of the tools
+   * (probes/instances.ts `shareTools`). Each is started when a place is free (at most
+   * `options.instances` at once, default twice the cores and one), in a sandbox of its own, lists
+   * the tools (a server may need its listing before a call) and calls its share; an instance whose
+   * work is done is ended before the next starts. Calls are numbered across all of them. An
+   * instance that does not start, or lists other tools, leaves its tools not reached and a failed
+   * start in `restarts`. Resolves to the runs merged.
    */
-  async function startInstances(first: Recorder, n: number, tools: ListedTool[]): Promise<Recorder[]> {
-    const names = JSON.stringify(tools.map((x) => x.name));
-    const up = await Promise.all(
-      Array.from({ length: n - 1 }, async (_, k) => {
-        const box = Sandbox.create(config.sandbox);
-        const s = await Session.open(instanceSpec!(box), { ...openOptions, appendTranscript: true, instance: k + 1 });
-        if (!(s instanceof Session)) {
-          box.dispose();
-          return undefined;
-        }
-        const listing = await s.listTools(hangLimitMs(config));
-        if (listing.problem || JSON.stringify(listing.tools.map((x, i) => toListedTool(x, i).name)) !== names) {
-          await s.close();
-          box.dispose();
-          return undefined;
-        }
-        return { s, box, listing };
-      }),
-    );
-    const started = up.filter((x) => x !== undefined);
-    const count = started.length + 1;
-    const owner = shareTools(tools, count);
+  async function gatherShared(owner: Map<string, number>, count: number, tools: ListedTool[], needs: Set<string>, hangMs: number, artifacts: Artifacts): Promise<Gathered> {
+    shared = true;
+    const first = recs[0]!;
     const share = (instance: number): InstanceShare => ({ log: first.calls, instance, of: count, owns: (tool) => (owner.get(tool) ?? 0) === instance });
     // The first instance's calls are the audit's list: the others' calls go there too.
     first.join(share(0));
-    const out = [first];
-    for (const [k, x] of started.entries()) {
-      const rec = makeInstance(x.s, x.box, k + 1, share(k + 1));
-      extras.push({ rec, sandbox: x.box });
-      for (const ex of x.listing.exchanges) rec.add('instance-list', ex);
-      out.push(rec);
-    }
-    return out;
+    const names = JSON.stringify(tools.map((x) => x.name));
+    const failed: Restart[] = [];
+    const runs: Gathered[] = [];
+    const runOne = async (i: number): Promise<Gathered> => {
+      if (i === 0) {
+        const out = await gatherInstance(first, true, sandbox, tools, config, needs, hangMs, options);
+        await endInstance(first, sandbox);
+        return out;
+      }
+      const box = Sandbox.create(config.sandbox);
+      extras.push({ sandbox: box });
+      options.onProgress?.({ phase: `starting instance ${i + 1} of ${count}`, calls: first.calls.length });
+      const s = await Session.open(instanceSpec!(box), { ...openOptions, appendTranscript: true, instance: i });
+      let why = s instanceof Session ? undefined : s.message;
+      const listing = s instanceof Session ? await s.listTools(hangMs) : undefined;
+      if (listing && !why && (listing.problem || JSON.stringify(listing.tools.map((x, k) => toListedTool(x, k).name)) !== names)) {
+        why = listing.problem ?? 'it listed other tools than the first instance';
+      }
+      if (why || !(s instanceof Session) || !listing) {
+        if (s instanceof Session) await s.close();
+        failed.push({ afterSeq: first.calls.length, ok: false, failure: `instance ${i + 1} of ${count} could not be started: ${why}` });
+        const mine = tools.filter((t) => owner.get(t.name) === i).map((t) => t.name);
+        return { robust: { tools: [], beyondMaxTools: [], liveness: [], stopped: { reason: 'server-gone', notReached: mine } } };
+      }
+      const rec = makeInstance(s, box, i, share(i));
+      extras[extras.length - 1]!.rec = rec;
+      recs.push(rec);
+      for (const ex of listing.exchanges) rec.add('instance-list', ex);
+      const out = await gatherInstance(rec, false, box, tools, config, needs, hangMs, options);
+      await endInstance(rec, box);
+      return out;
+    };
+    let next = 0;
+    const atOnce = Math.max(1, Math.min(count, options.instances ?? defaultConcurrency(availableParallelism())));
+    await Promise.all(
+      Array.from({ length: atOnce }, async () => {
+        while (next < count) {
+          const i = next++;
+          runs[i] = await runOne(i);
+        }
+      }),
+    );
+    recs.sort((a, b) => a.instance - b.instance);
+    artifacts.calls = first.calls;
+    artifacts.restarts = [...recs.flatMap((rec) => rec.restarts), ...failed];
+    return mergeInstances(runs, tools);
+  }
+
+  /** Ends an instance whose share is done: its late window read, its sessions closed (their late replies kept). */
+  async function endInstance(rec: Recorder, box: Sandbox | undefined): Promise<void> {
+    await closeWatch(box);
+    for (const s of rec.sessions) await s.close();
   }
 }
 

@@ -307,7 +307,7 @@ function withSmallLimits(tool: ListedTool, sampled: Record<string, unknown>): Re
 }
 
 /** Limit properties of a tool; a schema sealmark cannot read has none (tool-schemas reports it). */
-function safeLimitProperties(tool: ListedTool): LimitProperty[] {
+export function safeLimitProperties(tool: ListedTool): LimitProperty[] {
   try {
     return limitProperties(tool);
   } catch {

@@ -1,22 +1,25 @@
 /**
- * Several sandboxed instances of one server (`--instances`, SPEC section 3 step 3, issue 15): the
- * tools are shared out among instances, each with a sandbox, an overlay and an effect log of its
- * own, and the audit gives the answers one instance gives: the same verdicts, finding fingerprints,
- * messages and evidence (the calls a finding points at: their tool, probe, request and effects).
+ * Several sandboxed instances of one server (SPEC section 3 step 3, issue 15): a server with many
+ * tools is audited as several instances, each with a sandbox, an overlay and an effect log of its
+ * own, calling its share of the tools; `--instances` says how many run at once, and the answers
+ * are the same whatever it says: the same verdicts, finding fingerprints, messages and evidence
+ * (the calls a finding points at: their tool, probe, request and effects).
  *
- * The server is overlay/data-writer.mjs, pointed at a data folder of the user's: thirteen tools,
- * each with its own write (two of them late, after the reply), so an effect put on the wrong
- * instance's call, or lost between instances, changes a finding.
+ * The server is overlay/data-writer.mjs with 12 more read-only tools (25 in all, so four instances
+ * share the tools and a fifth, the first, makes the whole-server probes),
+ * pointed at a data folder of the user's: thirteen tools each with its own write (two of them late,
+ * after the reply), so an effect put on the wrong instance's call, or lost between instances,
+ * changes a finding; the read-only ones get robust-input's and the limits pack's probes.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { audit } from '../../src/audit.js';
+import { audit, toListedTool } from '../../src/audit.js';
 import { configRegistry } from '../../src/config/defaults.js';
 import { parseConfig } from '../../src/config/schema.js';
 import { networkNamespaceAvailable } from '../../src/target/sandbox.js';
-import { shareTools } from '../../src/probes/instances.js';
+import { instanceCount, shareTools } from '../../src/probes/instances.js';
 import type { Report } from '../../src/report/build.js';
 import { fixture } from '../helpers/run.js';
 import { runCli } from '../helpers/cli.js';
@@ -47,7 +50,29 @@ function said(report: Report): unknown[] {
   }));
 }
 
-describe.runIf(linux)('an audit shared among four sandboxed instances', () => {
+/** The transcript's lines: instance (0 when absent), time (ms), direction and message. */
+function linesOf(path: string): { instance: number; at: number; dir: string; message: { method?: string; raw?: string } }[] {
+  return readFileSync(path, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { instance?: number; t: string; dir: string; message: { method?: string; raw?: string } })
+    .map((l) => ({ instance: l.instance ?? 0, at: Date.parse(l.t), dir: l.dir, message: l.message }));
+}
+
+/** A tools/call line: a message, or raw text (the limits pack's `NaN` lines are kept as written). */
+const isCall = (l: { dir: string; message: { method?: string; raw?: string } }) => l.dir === 'send' && (l.message.method === 'tools/call' || (l.message.raw ?? '').includes('"method":"tools/call"'));
+
+/** [first, last] line time of each instance. */
+function spans(path: string): [number, number][] {
+  const out: [number, number][] = [];
+  for (const l of linesOf(path)) {
+    const s = (out[l.instance] ??= [l.at, l.at]);
+    s[1] = l.at;
+  }
+  return out;
+}
+
+describe.runIf(linux)('an audit of 25 tools, shared among four sandboxed instances', () => {
   let data: string;
   let before: Record<string, string>;
   let dir: string;
@@ -59,17 +84,24 @@ describe.runIf(linux)('an audit shared among four sandboxed instances', () => {
     data = makeData();
     before = hashes(data);
     dir = mkdtempSync(join(tmpdir(), 'sealmark-instances-test-'));
-    const args = [fixture('overlay/data-writer.mjs'), '--data', data];
+    const args = [fixture('overlay/data-writer.mjs'), '--data', data, '--extra', '12'];
+    // One at a time, then the default (twice the cores and one at once) as a user runs it, with a
+    // temp folder of its own to show that every instance's sandbox is removed.
     one = await audit({ command: process.execPath, args, config: config(), instances: 1, transcriptPath: join(dir, 'one.jsonl') });
-    four = await audit({ command: process.execPath, args, config: config(), instances: 4, transcriptPath: join(dir, 'four.jsonl') });
-  }, 180_000);
+    mkdirSync(join(dir, 'tmp'));
+    const out = join(dir, 'four.json');
+    const run = await runCli(['audit', '--quiet', '--format', 'json', '--output', out, '--transcript', join(dir, 'four.jsonl'), '--', process.execPath, ...args], { env: { TMPDIR: join(dir, 'tmp') } });
+    expect(run.code, run.stderr).toBe(1);
+    four = JSON.parse(readFileSync(out, 'utf8')) as Report;
+  }, 240_000);
   afterAll(() => {
     rmSync(data, { recursive: true, force: true });
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('gives the verdicts, fingerprints, messages and evidence of one instance', () => {
+  it('gives the same verdicts, fingerprints, messages and evidence one at a time and side by side', () => {
     expect(four.status).toBe('audited');
+    expect(four.tools).toHaveLength(25);
     expect(said(four)).toEqual(said(one));
     expect(four.grade).toEqual(one.grade);
     // The effects were seen at all (an audit that saw none would also be the same).
@@ -77,8 +109,17 @@ describe.runIf(linux)('an audit shared among four sandboxed instances', () => {
     expect(effects.length).toBeGreaterThanOrEqual(10);
   });
 
-  it('calls each tool on one instance, the one the share gives it; the whole-server probes go to the first', () => {
-    const owner = shareTools(four.tools.map((t, index) => ({ index, name: t.name, raw: {}, inputSchema: {}, annotations: undefined })), 4);
+  it('calls each tool on one instance, the one the share gives it; the whole-server probes go to the first, which calls no tool', () => {
+    expect(instanceCount(25)).toBe(4);
+    // The listing as the server gave it (the report keeps names only), from the transcript.
+    const reply = linesOf(join(dir, 'four.jsonl')).find((l) => l.dir === 'recv' && 'result' in l.message && Array.isArray((l.message as { result: { tools?: unknown } }).result.tools))!;
+    const listed = (reply.message as unknown as { result: { tools: unknown[] } }).result.tools.map(toListedTool);
+    const groups = shareTools(listed, 4);
+    // Neighbours in the listing together: each share is one run of the listing.
+    const order = four.tools.map((t) => groups.get(t.name)!);
+    expect(order).toEqual([...order].sort((a, b) => a - b));
+    expect(new Set(order)).toEqual(new Set([0, 1, 2, 3]));
+    const owner = new Map([...groups].map(([tool, g]) => [tool, g + 1]));
     const seen = new Map<string, Set<number>>();
     for (const c of four.calls) {
       expect(c.instance, `call ${c.seq}`).toBeDefined();
@@ -88,15 +129,26 @@ describe.runIf(linux)('an audit shared among four sandboxed instances', () => {
     expect([...seen.keys()].sort()).toEqual(four.tools.map((t) => t.name).sort());
     for (const [tool, at] of seen) expect([...at], tool).toEqual([owner.get(tool)]);
     for (const c of four.calls.filter((x) => ['array-params', 'unknown-method', 'concurrent-call'].includes(x.probe))) expect(c.instance).toBe(0);
-    expect(new Set(four.calls.map((c) => c.instance))).toEqual(new Set([0, 1, 2, 3]));
-    // One instance: no call says which.
-    expect(one.calls.every((c) => c.instance === undefined)).toBe(true);
+    expect(new Set(four.calls.map((c) => c.instance))).toEqual(new Set([0, 1, 2, 3, 4]));
+    expect(four.calls.filter((c) => c.instance === 0 && c.tool !== undefined && owner.has(c.tool) && !WHOLE_SERVER.has(c.probe))).toEqual([]);
+    // One at a time, the calls went to the same instances.
+    expect(one.calls.map((c) => [c.tool, c.probe, c.instance])).toEqual(four.calls.map((c) => [c.tool, c.probe, c.instance]));
+  });
+
+  it('runs the instances one after another with --instances 1, and side by side by default', () => {
+    const serial = spans(join(dir, 'one.jsonl'));
+    expect(serial).toHaveLength(5);
+    for (const k of [1, 2, 3, 4]) expect(serial[k]![0], `instance ${k}`).toBeGreaterThanOrEqual(serial[k - 1]![1]);
+    const side = spans(join(dir, 'four.jsonl'));
+    expect(side).toHaveLength(5);
+    // Side by side (at least three at once on a machine of one core): the next ones started before the first was done.
+    for (const k of [1, 2, 3]) expect(side[k]![0], `instance ${k}`).toBeLessThan(side[0]![1]);
   });
 
   it('numbers the calls once across the instances, and the transcript lines of each instance say which it is', () => {
     expect(four.calls.map((c) => c.seq)).toEqual(four.calls.map((_, i) => i + 1));
-    const lines = readFileSync(join(dir, 'four.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { instance?: number; dir: string; message: { method?: string } });
-    for (const k of [1, 2, 3]) {
+    const lines = linesOf(join(dir, 'four.jsonl'));
+    for (const k of [1, 2, 3, 4]) {
       const mine = lines.filter((l) => l.instance === k);
       // Each started as the first did: the same handshake, then its own listing.
       expect(mine[0]!.message.method, `instance ${k}`).toBe(lines[0]!.message.method);
@@ -105,17 +157,16 @@ describe.runIf(linux)('an audit shared among four sandboxed instances', () => {
       // Its lines are its calls' (every call the report says went to it, and no other).
       const calls = four.calls.filter((c) => c.instance === k && c.method === 'tools/call');
       expect(calls.length, `instance ${k}`).toBeGreaterThan(0);
-      expect(mine.filter((l) => l.dir === 'send' && l.message.method === 'tools/call').length).toBe(calls.length);
+      expect(mine.filter(isCall).length).toBe(calls.length);
     }
     // No line was lost to another instance's writes: every request sent has its line.
-    const sent = lines.filter((l) => l.dir === 'send' && l.message.method === 'tools/call').length;
+    const sent = lines.filter(isCall).length;
     expect(sent).toBe(four.calls.filter((c) => c.method === 'tools/call').length);
   });
 
   it('leaves the user’s files as they were, and no sandbox behind', () => {
     expect(hashes(data)).toEqual(before);
-    const left = readdirSync(tmpdir()).filter((n) => /^sealmark-(sandbox|upper)/.test(n) && existsSync(join(tmpdir(), n)));
-    expect(left).toEqual([]);
+    expect(readdirSync(join(dir, 'tmp'))).toEqual([]);
   });
 });
 
@@ -133,7 +184,7 @@ describe('--instances on the command line', () => {
     const before = hashes(data);
     try {
       const config = parseConfig({ checks: { 'default-call-effects': { enabled: false }, 'filler-call-effects': { enabled: false }, 'idempotency-key': { enabled: false }, 'two-step-writes': { enabled: false } } }, configRegistry());
-      const r = await audit({ command: process.execPath, args: [fixture('overlay/data-writer.mjs'), '--data', data], config, sandbox: false, instances: 4 });
+      const r = await audit({ command: process.execPath, args: [fixture('overlay/data-writer.mjs'), '--data', data, '--extra', '12'], config, sandbox: false, instances: 4 });
       expect(r.status).toBe('audited');
       expect(r.calls.every((c) => c.instance === undefined)).toBe(true);
       expect(hashes(data)).toEqual(before);
