@@ -6,6 +6,10 @@
  * to a check, regenerate it with `npm run build && node scripts/real-servers.mjs`.
  *
  * The audits take 5–140 s each (~7 min in all on two cores), so they run once, in beforeAll.
+ *
+ * A server with many tools is audited as several instances run side by side (issue 15); each of
+ * those is audited again with `--instances 1`, one instance after another, and must get the same
+ * verdicts, reasons and finding fingerprints.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync } from 'node:fs';
@@ -16,10 +20,18 @@ import { DOC, ROOT, auditAll, gradeOf, leftoverTempDirs, loadManifest, parseDoc,
 const servers = loadManifest();
 const doc = parseDoc(readFileSync(DOC, 'utf8'));
 const results = new Map<string, CorpusResult>();
+/** The audits again with one instance at a time, of the servers audited as several instances. */
+const oneAtATime = new Map<string, CorpusResult>();
+
+/** How many instances a report's calls went to. */
+const instancesOf = (r: CorpusResult) => new Set(r.report.calls.map((c) => c.instance ?? 0)).size;
 
 beforeAll(async () => {
   for (const r of await auditAll(servers, audit, { concurrency: 2 })) results.set(r.id, r);
-}, 30 * 60_000);
+  const shared = servers.filter((s) => instancesOf(results.get(s.id)!) > 1);
+  const serial: typeof audit = (options) => audit({ ...options, instances: 1 });
+  for (const r of await auditAll(shared, serial, { concurrency: 2 })) oneAtATime.set(r.id, r);
+}, 40 * 60_000);
 
 afterAll(() => {
   // Belt and braces: nothing the corpus started is still running, whatever a failed test left.
@@ -85,6 +97,24 @@ describe.each(servers.map((s) => [s.id]))('%s', (id) => {
     expect(r.seen.length).toBeGreaterThanOrEqual(1);
     expect(r.leftover).toEqual([]);
     expect(processesOf(r.marker)).toEqual([]);
+  });
+});
+
+describe('several instances side by side, or one at a time', () => {
+  it('the largest servers are audited as several instances (so the comparison below compares something)', () => {
+    expect(instancesOf(result('git-mcp'))).toBeGreaterThanOrEqual(3);
+    expect([...oneAtATime.keys()]).toContain('git-mcp');
+    for (const r of oneAtATime.values()) expect(r.report.calls.every((c) => c.instance !== undefined)).toBe(true);
+  });
+
+  it('gives the same verdicts, reasons, fingerprints and grade with --instances 1', () => {
+    const fingerprints = (r: CorpusResult) => r.report.checks.map((c) => `${c.id} ${c.verdict} ${c.findings.map((f) => f.fingerprint).sort().join(',')}`);
+    for (const [id, serial] of oneAtATime) {
+      const side = result(id);
+      expect(serial.rows, id).toEqual(side.rows);
+      expect(fingerprints(serial), id).toEqual(fingerprints(side));
+      expect(gradeOf(serial.report), id).toBe(gradeOf(side.report));
+    }
   });
 });
 
