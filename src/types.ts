@@ -112,6 +112,8 @@ export interface ProbeCall {
    * `tools/list` before any.
    */
   gatherer?: string;
+  /** A user-probe call: the index of the config's `probes:` entry that made it. */
+  probeIndex?: number;
 }
 
 /** A piece of evidence attached to a finding. */

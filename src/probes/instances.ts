@@ -220,7 +220,8 @@ const PHASE_RANK: Record<string, number> = {
  */
 export function renumberCalls(calls: ProbeCall[], order: Map<string, number>): Map<number, number> {
   const rank = (c: ProbeCall) => PHASE_RANK[c.gatherer ?? 'starting'] ?? 10;
-  const at = (c: ProbeCall) => (c.tool !== undefined ? (order.get(c.tool) ?? -1) : -1);
+  // The user's probes run in the order of their entries, whatever the tool.
+  const at = (c: ProbeCall) => (c.gatherer === 'probes' ? (c.probeIndex ?? -1) : c.tool !== undefined ? (order.get(c.tool) ?? -1) : -1);
   calls.sort((a, b) => rank(a) - rank(b) || at(a) - at(b) || (a.instance ?? 0) - (b.instance ?? 0) || a.seq - b.seq);
   const renum = new Map<number, number>();
   calls.forEach((c, i) => {

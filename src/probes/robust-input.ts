@@ -236,12 +236,14 @@ export async function gatherRobustInput(rec: Recorder, tools: ListedTool[], conf
   }
 
   if (!run.stopped) {
-    for (const up of config.probes) {
-      if (skip.has(up.tool) || !rec.owns(up.tool)) continue;
+    for (const [k, up] of config.probes.entries()) {
+      // The user's probes are one sequence (a write, then the read of it): all of them go to the
+      // first instance, in order, whatever their tools (SPEC section 3 step 3, --instances).
+      if (skip.has(up.tool) || rec.instance !== 0) continue;
       const tool = tools.find((t) => t.name === up.tool);
       const declared = tool ? propertiesOf(tool.inputSchema).map((p) => p.name) : [];
       rec.progress({ phase: 'probes', tool: up.tool });
-      const call = await watched(sandbox, () => rec.toolCall('user-probe', up.tool, up.arguments, hangMs, declared), { tool: up.tool });
+      const call = await watched(sandbox, () => rec.toolCall('user-probe', up.tool, up.arguments, hangMs, declared, { probeIndex: k }), { tool: up.tool });
       const reply = call.exchange.reply;
       // What a valid call returned, beside which the limits probes' item counts are read.
       if (call.classification?.class === 'accepted' && reply.kind === 'response') call.items = countItems(reply.result);

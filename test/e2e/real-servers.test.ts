@@ -85,7 +85,7 @@ interface Run {
   seen: Proc[];
   leftover: Proc[];
   /** Every JSON-RPC message both ways (the report truncates replies past 4 KiB). */
-  transcript: { dir: 'send' | 'recv'; message: Record<string, unknown> }[];
+  transcript: { dir: 'send' | 'recv'; instance?: number; message: Record<string, unknown> }[];
   ms: number;
 }
 
@@ -370,7 +370,8 @@ describe('sealmark lint on the saved tools/list of each reference server (issue 
   /** The tools of the run's tools/list pages, read from the transcript (the report cuts long replies). */
   function savedListing(r: Run): unknown[] {
     const ids = new Set(r.report.calls.filter((c) => c.probe === 'tools-list').map((c) => (JSON.parse(c.request) as { id: number }).id));
-    const pages = r.transcript.filter((m) => m.dir === 'recv' && ids.has(m.message.id as number));
+    // The first instance's lines (request ids start again in each instance of the server).
+    const pages = r.transcript.filter((m) => m.dir === 'recv' && m.instance === undefined && ids.has(m.message.id as number));
     expect(pages.length, 'tools/list pages in the transcript').toBe(ids.size);
     return pages.flatMap((m) => (m.message.result as { tools: unknown[] }).tools);
   }
