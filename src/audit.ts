@@ -3,7 +3,7 @@
  * `audit()` is what the CLI runs and what the library exports (SPEC section 9).
  */
 import { Session, type OpenFailure } from './target/session.js';
-import { Sandbox, startSpec } from './target/sandbox.js';
+import { Sandbox, startSpec, type Isolation } from './target/sandbox.js';
 import type { StdioTargetSpec } from './target/stdio-transport.js';
 import type { HttpTargetSpec } from './target/http-transport.js';
 import { UsageError } from './errors.js';
@@ -14,7 +14,7 @@ import { gatherRobustInput, hangLimitMs } from './probes/robust-input.js';
 import { gatherProtocolErrors, sendEarly } from './probes/protocol-errors.js';
 import { gatherEffects } from './probes/effects.js';
 import { closeLateWindow, closeWatch } from './probes/watch.js';
-import { adoptLateReplies, gatherLimits } from './probes/limits.js';
+import { adoptLateReplies, awaitDroppedLines, gatherLimits } from './probes/limits.js';
 import { gatherOversized } from './probes/oversized.js';
 import { gatherConcurrency } from './probes/concurrency.js';
 import { gatherDesign } from './probes/design.js';
@@ -290,10 +290,12 @@ async function auditSpec(
   };
   const listed = new Set<string>();
   // The sandboxes of the instances after the first (ended with the audit).
-  const extras: { rec?: Recorder; sandbox: Sandbox }[] = [];
+  const extras: { rec?: Recorder; sandbox: Sandbox; instance: number }[] = [];
   const recs = [makeInstance(opened, sandbox, 0)];
   /** Set when the tools were shared among instances (gatherShared). */
   let shared = false;
+  /** How many instances the tools were shared among, the first included (1 when not shared). */
+  let instancesRun = 1;
   try {
     const session = opened;
     const h = session.handshake;
@@ -366,7 +368,8 @@ async function auditSpec(
     }
     artifacts.strays = sessions.flatMap((s) => s.wire.strayResponses.map((x) => x.message));
     const source = locateSource(display, options.cwd ?? process.cwd(), config.source, tools.map((x) => x.name));
-    return redactor.value(buildReport({ target, isolation: sandbox?.isolation, config, artifacts, results: judgeAll(enabled, artifacts, replay, replayRawParams), startedAt: started, source }));
+    const isolation = sandbox ? withInstances(sandbox.isolation, extras, instancesRun) : undefined;
+    return redactor.value(buildReport({ target, isolation, config, artifacts, results: judgeAll(enabled, artifacts, replay, replayRawParams), startedAt: started, source }));
   } finally {
     for (const rec of recs) for (const s of rec.sessions) await s.close();
     for (const e of extras) e.sandbox.dispose();
@@ -385,6 +388,7 @@ async function auditSpec(
    */
   async function gatherShared(owner: Map<string, number>, count: number, tools: ListedTool[], needs: Set<string>, hangMs: number, artifacts: Artifacts): Promise<Gathered> {
     shared = true;
+    instancesRun = count;
     const first = recs[0]!;
     const share = (instance: number): InstanceShare => ({ log: first.calls, instance, of: count, owns: (tool) => (owner.get(tool) ?? 0) === instance });
     // The first instance's calls are the audit's list: the others' calls go there too.
@@ -399,7 +403,7 @@ async function auditSpec(
         return out;
       }
       const box = Sandbox.create(config.sandbox);
-      extras.push({ sandbox: box });
+      extras.push({ sandbox: box, instance: i });
       options.onProgress?.({ phase: `starting instance ${i + 1} of ${count}`, calls: first.calls.length });
       const s = await Session.open(instanceSpec!(box), { ...openOptions, appendTranscript: true, instance: i });
       let why = s instanceof Session ? undefined : s.message;
@@ -442,6 +446,25 @@ async function auditSpec(
     await closeWatch(box);
     for (const s of rec.sessions) await s.close();
   }
+}
+
+/**
+ * The sandbox as the report states it when the tools were shared among `count` instances: the
+ * first instance's isolation, with each other instance's notes that the first does not have
+ * (where its folders were kept, an overflow, a watch problem) prefixed `instance i of n: `, and the
+ * folders any of them could not protect. The network and the protected folders are the same for
+ * all: every instance is made from the same configuration.
+ */
+function withInstances(first: Isolation, extras: readonly { sandbox: Sandbox; instance: number }[], count: number): Isolation {
+  if (extras.length === 0) return first;
+  const notes = [...first.notes];
+  const unprotected = [...first.unprotected];
+  for (const e of [...extras].sort((a, b) => a.instance - b.instance)) {
+    const own = e.sandbox.isolation;
+    for (const n of own.notes) if (!first.notes.includes(n)) notes.push(`instance ${e.instance + 1} of ${count}: ${n}`);
+    for (const u of own.unprotected) if (!unprotected.some((x) => x.path === u.path)) unprotected.push(u);
+  }
+  return { ...first, notes, unprotected };
 }
 
 /**
@@ -513,6 +536,7 @@ async function gatherInstance(
   // The design pack's real writes (repeats, made-up proposals) last of all: a server that dies
   // on one must not escape the checks above by it.
   if (needs.has('design') && !stopped && (await live())) out.design = await gatherDesign(rec, tools, config, sandbox, options.allowEffects === true);
+  if (out.limits) await awaitDroppedLines(rec, hangMs);
   return out;
 }
 

@@ -147,8 +147,9 @@ export function summaryLine(report: Report | MultiReport, paths: readonly string
   const quiet = graded.length > levels.length ? `, ${graded.length - levels.length} suppressed` : '';
   const pct = report.grade.percent === null ? 'n/a' : `${report.grade.percent}%`;
   // --keep-sandbox: where the kept folders are, or they are lost from view when every report went to a file.
-  const kept = /scratch folders kept at (.+?) \(shims, effect log and the overlay's upper layers at (.+?)\)/.exec(report.sandbox.note);
-  const keep = kept ? ` · sandbox kept at ${kept[1]} and ${kept[2]}` : '';
+  // Several instances (--instances) each kept their own; the first is the handshake's.
+  const kept = [...report.sandbox.note.matchAll(/scratch folders kept at (.+?) \(shims, effect log and the overlay's upper layers at (.+?)\)/g)];
+  const keep = kept.length > 0 ? ` · sandbox kept at ${kept.map((k) => `${k[1]} and ${k[2]}`).join('; ')}` : '';
   return `sealmark: grade ${report.grade.letter} (${pct}) · ${failing} failing, ${partial} partial findings${quiet} · ${to}${keep}`;
 }
 

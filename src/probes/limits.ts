@@ -187,6 +187,28 @@ export function adoptLateReplies(rec: Recorder, tools: ListedTool[]): void {
   }
 }
 
+/** How often {@link awaitDroppedLines} looks for late replies, in ms. */
+const DROPPED_POLL_MS = 25;
+
+/**
+ * Waits, before an instance of the server is closed, for the replies to its non-JSON lines that
+ * were recorded as dropped: until each is answered (kept in `wire.lateResponses`, adopted by
+ * {@link adoptLateReplies}), its server has exited, or it has been waited for `hangMs` since it was
+ * sent. A reply within the hang limit is an answer (SPEC section 3 step 3), so a slow tool that
+ * accepted `NaN` after the limits pack had moved on is judged on it, whatever ran after. Resolves
+ * at once when nothing is outstanding, or once `hangMs` (ms) has passed since the last such line.
+ */
+export async function awaitDroppedLines(rec: Recorder, hangMs: number): Promise<void> {
+  const outstanding = () =>
+    rec.calls.filter((c) => {
+      if (!NOT_JSON_PROBES.has(c.probe) || c.exchange.reply.kind !== 'hang' || c.exchange.durationMs >= hangMs) return false;
+      const s = rec.sessionOf(c);
+      if (s.transport.exit) return false;
+      return !s.wire.lateResponses.some((l) => l.id === c.exchange.id) && s.transport.now() - c.exchange.startedAtMs < hangMs;
+    });
+  while (outstanding().length > 0) await new Promise((r) => setTimeout(r, DROPPED_POLL_MS));
+}
+
 async function probeAll(rec: Recorder, tools: ListedTool[], config: ResolvedConfig, sandbox: Sandbox | undefined): Promise<LimitsRun> {
   const hangMs = hangLimitMs(config);
   const skip = new Set(config.skip_tools);

@@ -20,7 +20,8 @@ const ONLY_PROTOCOL = { checks: { ...LATER_PACKS_OFF, 'robust-input': { enabled:
 
 function probeCalls(r: Report): { probe: string; method: string; kind: string; raw: unknown; request: string }[] {
   return r.calls
-    .filter((c) => c.probe !== 'tools-list')
+    // The listings: the handshake's, and each further instance's own (many-tools.mjs has 25 tools).
+    .filter((c) => c.probe !== 'tools-list' && c.probe !== 'instance-list')
     .map((c) => ({ probe: c.probe, method: c.method, kind: c.reply.kind, raw: c.reply.raw, request: c.request }));
 }
 

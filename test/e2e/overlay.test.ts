@@ -178,15 +178,24 @@ describe.runIf(linux)('--keep-sandbox', () => {
     let kept: string[] = [];
     try {
       const run = await runCli(['audit', '--keep-sandbox', '--only', 'default-call-effects', '--format', 'json', '--output', out, '--', process.execPath, fixture('overlay/data-writer.mjs'), '--data', data]);
-      const m = /sandbox kept at (\S+) and (\S+)$/m.exec(run.stderr);
+      // data-writer.mjs has 13 tools: two instances share them, and a third made the whole-server
+      // probes. Each kept its own folders, and the summary names every pair.
+      const m = /sandbox kept at (.+)$/m.exec(run.stderr);
       expect(m, run.stderr).not.toBeNull();
-      kept = [m![1]!, m![2]!];
+      const pairs = m![1]!.split('; ').map((p) => p.split(' and '));
+      expect(pairs).toHaveLength(3);
+      kept = pairs.flat();
       for (const d of kept) expect(existsSync(d), d).toBe(true);
-      // The appended notes file lies in an upper layer, by its real path under the overlaid folder.
       const report = JSON.parse(readFileSync(out, 'utf8')) as Report;
+      expect(report.sandbox.note.match(/instance \d of 3: scratch folders kept at /g)).toHaveLength(2);
+      // The appended notes file lies in the upper layer of the instance that owns append_note, by its
+      // real path under the overlaid folder.
+      const owner = report.calls.find((c) => c.tool === 'append_note' && c.probe === 'default-call')!.instance ?? 0;
+      expect(owner).toBeGreaterThan(0);
+      const control = pairs[owner]![1]!;
       const i = report.sandbox.protected.findIndex((p) => data.startsWith(p + '/'));
       expect(i).toBeGreaterThanOrEqual(0);
-      const upper = join(kept[1]!, 'overlay', 'upper', String(readdirSync(join(kept[1]!, 'overlay', 'upper')).map(Number).sort((a, b) => a - b)[i]));
+      const upper = join(control, 'overlay', 'upper', String(readdirSync(join(control, 'overlay', 'upper')).map(Number).sort((a, b) => a - b)[i]));
       const copy = join(upper, data.slice(report.sandbox.protected[i]!.length + 1), 'notes.txt');
       expect(readFileSync(copy, 'utf8')).toBe('first note\na note from the server\n');
       expect(readFileSync(join(data, 'notes.txt'), 'utf8')).toBe('first note\n');
