@@ -170,7 +170,7 @@ export function adoptLateReplies(rec: Recorder, tools: ListedTool[]): void {
   // Request ids restart with each start of the server: a late reply belongs to its own session's call.
   const late = new Map<Session, Map<unknown, { atMs: number; message: unknown }>>();
   for (const s of rec.sessions) late.set(s, new Map(s.wire.lateResponses.map((l) => [l.id, l])));
-  for (const call of rec.calls) {
+  for (const call of rec.ownCalls) {
     const l = late.get(rec.sessionOf(call))?.get(call.exchange.id);
     if (!l || call.exchange.reply.kind !== 'hang' || !NOT_JSON_PROBES.has(call.probe)) continue;
     call.exchange.reply = readResponse(l.message as Record<string, unknown>);
@@ -195,13 +195,22 @@ const DROPPED_POLL_MS = 25;
  * were recorded as dropped: until each is answered (kept in `wire.lateResponses`, adopted by
  * {@link adoptLateReplies}), its server has exited, or it has been waited for `hangMs` since it was
  * sent. A reply within the hang limit is an answer (SPEC section 3 step 3), so a slow tool that
- * accepted `NaN` after the limits pack had moved on is judged on it, whatever ran after. Resolves
- * at once when nothing is outstanding, or once `hangMs` (ms) has passed since the last such line.
+ * accepted `NaN` after the limits pack had moved on is judged on it, whatever ran after.
+ *
+ * It waits only where such a reply can come: when the server has answered at least one non-JSON
+ * line of this instance (its parser reads `NaN`, so an unanswered line may be a tool still at
+ * work). A server that answered none drops them in its parser (the TypeScript SDK's stdio
+ * transport does) and will never answer: waiting there would be idle time on every audit.
+ * Resolves at once when nothing is outstanding, or once `hangMs` (ms) has passed since the last
+ * such line.
  */
 export async function awaitDroppedLines(rec: Recorder, hangMs: number): Promise<void> {
+  const mine = rec.ownCalls.filter((c) => NOT_JSON_PROBES.has(c.probe));
+  const reads = (c: ProbeCall) => c.exchange.reply.kind === 'response' || c.exchange.reply.kind === 'malformed' || rec.sessionOf(c).wire.lateResponses.some((l) => l.id === c.exchange.id);
+  if (!mine.some(reads)) return;
   const outstanding = () =>
-    rec.calls.filter((c) => {
-      if (!NOT_JSON_PROBES.has(c.probe) || c.exchange.reply.kind !== 'hang' || c.exchange.durationMs >= hangMs) return false;
+    mine.filter((c) => {
+      if (c.exchange.reply.kind !== 'hang' || c.exchange.durationMs >= hangMs) return false;
       const s = rec.sessionOf(c);
       if (s.transport.exit) return false;
       return !s.wire.lateResponses.some((l) => l.id === c.exchange.id) && s.transport.now() - c.exchange.startedAtMs < hangMs;

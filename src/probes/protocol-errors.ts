@@ -73,9 +73,10 @@ export async function sendEarly(rec: Recorder, timeoutMs: number): Promise<Early
  */
 export async function gatherProtocolErrors(rec: Recorder, timeoutMs: number, early?: EarlyProbe): Promise<ProtocolRun> {
   const run: ProtocolRun = { notifications: [], seqs: [] };
-  const first = rec.calls.length;
+  const first = rec.ownCalls.length;
   await sendAll(rec, run, timeoutMs, early);
-  run.seqs = [...(early?.recorded ? [early.recorded.seq] : []), ...rec.calls.slice(first).map((c) => c.seq)];
+  // Its own calls only: other instances record theirs in the same list meanwhile.
+  run.seqs = [...(early?.recorded ? [early.recorded.seq] : []), ...rec.ownCalls.slice(first).map((c) => c.seq)];
   return run;
 }
 

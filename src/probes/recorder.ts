@@ -155,6 +155,15 @@ export class Recorder {
     return this.share ? this.share.owns(tool) : true;
   }
 
+  /**
+   * The calls this recorder made itself, in order. The first of several instances keeps every
+   * instance's calls in {@link calls} (the audit's one list), so a gatherer that reads back what it
+   * sent reads this instead: another instance's request ids start again from 1 on its own server.
+   */
+  get ownCalls(): ProbeCall[] {
+    return this.calls.filter((c) => this.startOf.has(c.seq));
+  }
+
   /** Calls made so far by every instance. */
   private get logged(): number {
     return this.share ? this.share.log.length : this.calls.length;

@@ -15,6 +15,9 @@ import type { Transport, JSONRPCMessage } from '@modelcontextprotocol/client';
 import { ProcessTree, TREE_MARK_VAR } from './process-tree.js';
 import { randomBytes } from 'node:crypto';
 
+
+/** ms a server is given to exit by itself once its stdin is closed, before SIGTERM. */
+export const STDIN_GRACE_MS = 300;
 /** Bytes of one stdout line kept before it is dropped as oversized (16 MiB). */
 export const MAX_LINE_BYTES = 16 * 1024 * 1024;
 /** Noise lines (non-JSON-RPC stdout) kept as evidence; later ones are only counted. */
@@ -304,10 +307,13 @@ export class AuditStdioTransport implements Transport {
 
   /**
    * Ends the process tree: close stdin (MCP 2025-11-25 lifecycle, stdio shutdown), then SIGTERM
-   * to the process group after `graceMs`, then SIGKILL after another `graceMs`. Resolves once the
-   * process has exited. Never rejects.
+   * to the process group after {@link STDIN_GRACE_MS}, then SIGKILL after `graceMs` more.
+   * Resolves once the process has exited. Never rejects. The first wait is short because nothing
+   * the server does after its last call is judged (its effects were read before, and its overlay
+   * is discarded), and a server with work still under way (a git child that never ends) would
+   * otherwise hold every audit up by the whole grace.
    */
-  async close(graceMs = 1000): Promise<void> {
+  async close(graceMs = 700): Promise<void> {
     const child = this.child;
     if (!child || this.reaped) return;
     this.reaped = true;
@@ -319,7 +325,7 @@ export class AuditStdioTransport implements Transport {
       } catch {
         /* already gone */
       }
-      if (!(await this.waitExit(graceMs))) {
+      if (!(await this.waitExit(Math.min(graceMs, STDIN_GRACE_MS)))) {
         this.signalGroup('SIGTERM');
         if (!(await this.waitExit(graceMs))) {
           this.signalGroup('SIGKILL');

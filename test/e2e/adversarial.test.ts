@@ -249,9 +249,10 @@ describe('schemas that break naive auditors', () => {
     expect(calls.every((c) => c.request.length < 2_000)).toBe(true);
   });
 
-  it('redos.mjs: completes fast (the catastrophic pattern is never run); slowre is probed', async () => {
-    const { report: r, ms } = await run('redos.mjs');
-    expect(ms).toBeLessThan(10_000);
+  // Were the pattern run on the value sealmark samples, Ajv would backtrack for hours: the test's
+  // own time-out is the guard, not a figure asserted here.
+  it('redos.mjs: completes (the catastrophic pattern is never run); slowre is probed', async () => {
+    const { report: r } = await run('redos.mjs');
     expect(r.status).toBe('audited');
     expect(checkOf(r, 'tool-schemas').verdict).toBe('pass');
     expect(checkOf(r, 'robust-input').verdict).toBe('pass');
