@@ -193,3 +193,35 @@ describe('--instances on the command line', () => {
     }
   }, 120_000);
 });
+
+describe.runIf(linux)('a tool that ends its instance while the first instance waits on the protocol probes', () => {
+  // instances-exit.mjs: 12 tools (two instances share them, a third makes the whole-server probes);
+  // t12 exits on null, and the array-params request is never answered, so the first instance's
+  // protocol probes are still under way (for the hang limit) when t12's instance exits.
+  let report: Report;
+  beforeAll(async () => {
+    const config = parseConfig({ checks: { 'robust-input': { hang_ms: 4000 } } }, configRegistry());
+    report = await audit({ command: process.execPath, args: [fixture('instances-exit.mjs')], config });
+  }, 120_000);
+
+  it('ran as three instances, and t12’s instance ended during the first instance’s protocol probes', () => {
+    expect(new Set(report.calls.map((c) => c.instance))).toEqual(new Set([0, 1, 2]));
+    const exited = report.calls.filter((c) => c.reply.kind === 'exited');
+    expect(exited.map((c) => [c.probe, c.tool])).toEqual([['liveness', 't12']]);
+    expect(exited[0]!.instance).toBeGreaterThan(0);
+    const arrayParams = report.calls.find((c) => c.probe === 'array-params')!;
+    expect(arrayParams.reply.kind).toBe('hang');
+  });
+
+  it('the exit is robust-input’s finding after t12; protocol-errors judges only the first instance’s calls', () => {
+    const robust = report.checks.find((c) => c.id === 'robust-input')!;
+    expect(robust.verdict).toBe('fail');
+    expect(robust.findings.map((f) => [f.messageId, f.level])).toEqual([['stopped-answering', 'fail']]);
+    const exited = report.calls.find((c) => c.reply.kind === 'exited')!;
+    expect(robust.findings[0]!.evidence.calls).toEqual([exited.seq]);
+    const protocol = report.checks.find((c) => c.id === 'protocol-errors')!;
+    expect(protocol.findings.map((f) => f.messageId)).toEqual(['no-reply']);
+    const evidence = protocol.findings.flatMap((f) => f.evidence.calls ?? []);
+    for (const seq of evidence) expect(report.calls.find((c) => c.seq === seq)?.instance).toBe(0);
+  });
+});
