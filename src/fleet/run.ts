@@ -1,0 +1,420 @@
+/**
+ * The embedded fleet runner (SPEC section 10): a pool of `jobs` workers on one machine, each job a
+ * child `sealmark audit … --format json --no-suppress` in its own process group, with a deadline
+ * enforced by ending its whole process tree; every finished job one record in the store.
+ *
+ * Flow, one way: targets (targets.ts) → jobs in the store → claim → audit child → report file →
+ * {@link recordFromReport} → `store.complete` (record and completion in one transaction).
+ * Only flaky outcomes (`timeout`, `fetch-failed`) are tried again, with exponential backoff, up to
+ * `maxAttempts` in all; the others are answers and are recorded at once.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { checks } from '../checks/index.js';
+import type { Report } from '../report/build.js';
+import { ProcessTree } from '../target/process-tree.js';
+import { METHODOLOGY_VERSION, VERSION } from '../version.js';
+import { alive, FleetStore, type Orphan, type StoredJob } from './store.js';
+import { readTargets, type JobSpec } from './targets.js';
+import type { FleetOutcome, FleetRecord, Ruler } from './types.js';
+
+/** Options of {@link runFleet}. Times as named (s or ms). */
+export interface FleetRunOptions {
+  /** Files and folders of targets (targets.ts). */
+  targets: string[];
+  /** The store folder (fleet.db inside). */
+  store: string;
+  /** Audits at once (≥ 1). */
+  jobs: number;
+  /** Seconds one attempt of a job may take before its process tree is ended (outcome `timeout`). */
+  deadlineSec: number;
+  /** Server names graded again even when they have a record under the current ruler. */
+  regrade: string[];
+  /** Call the tools of remotes (`remotes[]`, URLs): otherwise only their listing, static checks and handshake. */
+  callRemotes: boolean;
+  /** Most fetches started per minute per registry type (npm, pypi, oci). */
+  fetchRate: number;
+  /** Attempts a job gets for flaky outcomes (timeout, fetch-failed). Default {@link DEFAULT_ATTEMPTS}. */
+  maxAttempts?: number;
+  /** ms before the first retry; doubled for each later one. Default {@link BACKOFF_MS}. */
+  backoffMs?: number;
+  /** Keep each job's JSON-RPC transcript as `<dir>/<job id>.jsonl`. */
+  transcripts?: string;
+  /** Where progress goes (a TTY gets a live line; otherwise only the summary). Default process.stderr. */
+  progress?: NodeJS.WriteStream;
+}
+
+/** What a run did. `failed`: jobs sealmark itself could not run (no record); any makes exit code 1. */
+export interface FleetSummary {
+  total: number;
+  skipped: number;
+  ran: number;
+  outcomes: Partial<Record<FleetOutcome, number>>;
+  failed: { jobId: string; error: string }[];
+  ms: number;
+}
+
+/** Attempts per job for flaky outcomes, by default (research §3: BullMQ `attempts`, default 2). */
+export const DEFAULT_ATTEMPTS = 2;
+/** First retry's backoff in ms (then doubled), plus up to 25 % jitter. */
+export const BACKOFF_MS = 1000;
+/** ms between SIGTERM to a job's process group (the audit cleans up its sandboxes) and SIGKILL to its whole tree. */
+export const KILL_GRACE_MS = 3000;
+/** Tokens a registry's fetch bucket holds at most: a burst of at most this many fetches. */
+export const FETCH_BURST = 10;
+
+/** Outcomes that may be different on another try. */
+const FLAKY: ReadonlySet<FleetOutcome> = new Set(['timeout', 'fetch-failed']);
+
+/** The `bin/sealmark.js` of this package: each job runs the same sealmark as the runner. */
+const BIN = fileURLToPath(new URL('../../bin/sealmark.js', import.meta.url));
+
+/** The ruler of this sealmark: a record made under another one is graded again. */
+export function currentRuler(): Ruler {
+  return { sealmarkVersion: VERSION, methodologyVersion: METHODOLOGY_VERSION };
+}
+
+/**
+ * The checks a remote gets without `--call-remotes`: the handshake (and with it the listing) and
+ * the static checks, which read the tool list only. No probe of these sends a tools/call.
+ */
+export function listOnlyChecks(): string[] {
+  return checks.filter((c) => c.meta.id === 'handshake' || c.meta.decidedBy === 'static').map((c) => c.meta.id);
+}
+
+/**
+ * Maps a `not-audited` reason of a report (session.ts `OpenFailure.reason`, build.ts) to a fleet
+ * outcome. Everything that got as far as starting or reaching the server and then failed the
+ * handshake or listing is `handshake` (the report is its evidence); unknown reasons too, since
+ * only a grade may ever be an F and `handshake` keeps the report.
+ */
+export function outcomeOfReason(reason: string): Exclude<FleetOutcome, 'graded' | 'timeout'> {
+  switch (reason) {
+    case 'fetch-failed':
+      return 'fetch-failed';
+    case 'needs-config':
+      return 'needs-config';
+    case 'needs-network':
+      return 'fails-offline';
+    case 'unauthorized':
+      return 'auth-gated';
+    case 'not-runnable':
+    case 'invalid-entry':
+    case 'spawn-failed':
+      return 'not-runnable';
+    default:
+      // exited-during-init, init-timeout, init-rejected, empty-tools, tools-list-failed,
+      // connect-failed, tls-error, http-error, session-lost.
+      return 'handshake';
+  }
+}
+
+/** The record of one job from its audit's report. Pure. */
+export function recordFromReport(job: StoredJob, report: Report, attempts: number, durationMs: number): FleetRecord {
+  const base = { jobId: job.id, server: job.server, version: job.version, target: job.target, ruler: { sealmarkVersion: report.cliVersion, methodologyVersion: report.methodologyVersion }, finishedAt: new Date().toISOString(), durationMs, attempts, report };
+  if (report.status === 'audited') {
+    return { ...base, outcome: 'graded', reason: null, grade: { letter: report.grade.letter, percent: report.grade.percent }, packs: Object.fromEntries(report.grade.packs.map((p) => [p.pack, p.percent])) };
+  }
+  const na = report.notAudited ?? { reason: 'unknown', message: 'the report says it was not audited, without a reason' };
+  return { ...base, outcome: outcomeOfReason(na.reason), reason: oneLine(`${na.reason}: ${na.message}`), grade: null, packs: {} };
+}
+
+/** The `sealmark audit` arguments that reach one job's target (before the common ones). */
+function targetArgs(spec: JobSpec, workDir: string): string[] {
+  switch (spec.via) {
+    case 'server-json': {
+      let file = spec.file;
+      if (file === null) {
+        file = join(workDir, 'server.json');
+        writeFileSync(file, JSON.stringify(spec.doc));
+      }
+      const index = 'package' in spec.index ? ['--package-index', String(spec.index.package)] : ['--remote-index', String(spec.index.remote)];
+      return ['--server-json', file, ...index];
+    }
+    case 'client-config':
+      return ['--client-config', spec.file, '--server', spec.server];
+    case 'url':
+      return ['--url', spec.url];
+    case 'command':
+      return ['--', ...spec.argv];
+  }
+}
+
+/** What one attempt of a job gave: a report, the deadline, or a failure of sealmark itself. */
+type Attempt = { kind: 'report'; report: Report; ms: number } | { kind: 'timeout'; ms: number } | { kind: 'failed'; error: string; ms: number };
+
+/** The audit children now running, by job id: ended when the runner exits. */
+const running = new Map<string, { pid: number; tree: ProcessTree }>();
+
+/**
+ * Sends `signal` to a job's process group and, for SIGKILL, to every descendant the tree saw
+ * (a process that left the group). Errors (already gone) are ignored.
+ */
+function signalJob(pid: number, signal: NodeJS.Signals, tree?: ProcessTree): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    /* gone */
+  }
+  if (signal === 'SIGKILL') tree?.signalAll('SIGKILL');
+}
+
+/**
+ * Runs one attempt: a fresh work folder (a `sealmark.config.json` of `{}`, so that no config of
+ * the operator's is found upward: a public grade uses the defaults), the audit child in its own
+ * process group, the deadline. The work folder is removed before this resolves.
+ */
+async function runAttempt(store: FleetStore, job: StoredJob, opts: FleetRunOptions): Promise<Attempt> {
+  const started = Date.now();
+  const workDir = mkdtempSync(join(tmpdir(), `sealmark-fleet-${job.id}-`));
+  try {
+    const spec = job.spec as JobSpec;
+    writeFileSync(join(workDir, 'sealmark.config.json'), '{}\n');
+    const out = join(workDir, 'report.json');
+    const common = ['--format', 'json', '--output', out, '--no-suppress', '--quiet'];
+    if (spec.remote && !opts.callRemotes) common.push('--only', listOnlyChecks().join(','));
+    if (opts.transcripts) common.push('--transcript', join(opts.transcripts, `${job.id}.jsonl`));
+    const target = targetArgs(spec, workDir);
+    // `--` and the command go last.
+    const args = target[0] === '--' ? [BIN, 'audit', ...common, ...target] : [BIN, 'audit', ...target, ...common];
+    const child = spawn(process.execPath, args, { cwd: workDir, detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+    let stderr = '';
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-4000)));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>((res) => {
+      child.once('error', (error) => res({ code: null, signal: null, error }));
+      child.once('close', (code, signal) => res({ code, signal }));
+    });
+    if (child.pid === undefined) {
+      const r = await exited;
+      return { kind: 'failed', error: `cannot start the audit: ${r.error?.message ?? 'no pid'}`, ms: Date.now() - started };
+    }
+    const pid = child.pid;
+    const tree = new ProcessTree(pid);
+    running.set(job.id, { pid, tree });
+    store.setWorker(job.id, pid, workDir);
+    let timedOut = false;
+    let killTimer: NodeJS.Timeout | undefined;
+    const deadline = setTimeout(() => {
+      timedOut = true;
+      signalJob(pid, 'SIGTERM');
+      killTimer = setTimeout(() => signalJob(pid, 'SIGKILL', tree), KILL_GRACE_MS);
+    }, opts.deadlineSec * 1000);
+    const r = await exited;
+    clearTimeout(deadline);
+    if (killTimer) clearTimeout(killTimer);
+    // Whatever the audit left behind (it ends its own servers; this is for what escaped it).
+    signalJob(pid, 'SIGKILL', tree);
+    tree.stop();
+    running.delete(job.id);
+    const ms = Date.now() - started;
+    if (timedOut) return { kind: 'timeout', ms };
+    let text: string | undefined;
+    try {
+      text = readFileSync(out, 'utf8');
+    } catch {
+      /* no report */
+    }
+    if (text !== undefined && (r.code === 0 || r.code === 1 || r.code === 3)) {
+      try {
+        return { kind: 'report', report: JSON.parse(text) as Report, ms };
+      } catch (err) {
+        return { kind: 'failed', error: `the audit's JSON report does not parse (${(err as Error).message})`, ms };
+      }
+    }
+    const how = r.error ? r.error.message : r.signal ? `signal ${r.signal}` : `exit code ${r.code}`;
+    return { kind: 'failed', error: oneLine(`the audit ended (${how}) without a report: ${stderr.trim().split('\n').slice(-3).join(' / ') || 'no output'}`), ms };
+  } finally {
+    rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+/** A token bucket per registry type: `ratePerMin` tokens a minute, at most {@link FETCH_BURST} saved up. */
+class FetchLimiter {
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  constructor(private readonly ratePerMin: number) {}
+
+  /** Resolves once a fetch from `registry` may start (spending one token). */
+  async take(registry: string): Promise<void> {
+    const cap = Math.min(FETCH_BURST, Math.max(1, this.ratePerMin));
+    const perMs = this.ratePerMin / 60_000;
+    for (;;) {
+      const b = this.buckets.get(registry) ?? { tokens: cap, at: Date.now() };
+      const t = Date.now();
+      b.tokens = Math.min(cap, b.tokens + (t - b.at) * perMs);
+      b.at = t;
+      this.buckets.set(registry, b);
+      if (b.tokens >= 1) {
+        b.tokens -= 1;
+        return;
+      }
+      await sleep(Math.ceil((1 - b.tokens) / perMs));
+    }
+  }
+}
+
+/**
+ * Ends the audits a dead runner left (SIGTERM to the group, SIGKILL after the grace period) and
+ * removes their work folders.
+ */
+async function endOrphans(orphans: readonly Orphan[]): Promise<void> {
+  await Promise.all(
+    orphans.map(async (o) => {
+      if (o.pid !== null && alive(o.pid, o.startTime)) {
+        signalJob(o.pid, 'SIGTERM');
+        const until = Date.now() + KILL_GRACE_MS;
+        while (Date.now() < until && alive(o.pid, o.startTime)) await sleep(100);
+        signalJob(o.pid, 'SIGKILL');
+      }
+      if (o.workDir) rmSync(o.workDir, { recursive: true, force: true });
+    }),
+  );
+}
+
+/**
+ * Runs a fleet: reads the targets (UsageError naming a bad file), opens the store (StoreBusyError
+ * when another runner holds it), recovers what a dead runner left, queues every job without a
+ * record under the current ruler (and every job of a `regrade` server), runs them `jobs` at a
+ * time, and resolves to the summary. Never rejects for a server's behaviour.
+ */
+export async function runFleet(opts: FleetRunOptions): Promise<FleetSummary> {
+  const started = Date.now();
+  const planned = readTargets(opts.targets);
+  const store = FleetStore.open(opts.store);
+  const onExit = () => {
+    // Interrupted: end the audits (each cleans up its sandboxes on SIGTERM); their jobs stay
+    // active in the store and the next run puts them back.
+    for (const { pid } of running.values()) signalJob(pid, 'SIGTERM');
+    store.close();
+  };
+  process.once('exit', onExit);
+  try {
+    await endOrphans(store.recover());
+    store.upsertJobs(planned);
+    const ruler = currentRuler();
+    const regrade = new Set(opts.regrade);
+    const todo = planned.filter((p) => regrade.has(p.job.server) || !store.hasRecord(p.job.id, ruler)).map((p) => p.job.id);
+    store.enqueue(todo);
+    const summary: FleetSummary = { total: planned.length, skipped: planned.length - todo.length, ran: 0, outcomes: {}, failed: [], ms: 0 };
+    const pending = new Set(todo);
+    const limiter = new FetchLimiter(opts.fetchRate);
+    const progress = new Progress(opts.progress ?? process.stderr, todo.length, summary);
+    const maxAttempts = opts.maxAttempts ?? DEFAULT_ATTEMPTS;
+    const backoff = opts.backoffMs ?? BACKOFF_MS;
+
+    const worker = async () => {
+      for (;;) {
+        if (pending.size === 0) return;
+        const job = store.claimNext([...pending]);
+        if (!job) {
+          // Every pending job is either being run by another worker or waiting out a backoff.
+          await sleep(100);
+          continue;
+        }
+        pending.delete(job.id);
+        const spec = job.spec as JobSpec;
+        if (spec.fetch) await limiter.take(spec.fetch);
+        progress.running(+1);
+        const a = await runAttempt(store, job, opts);
+        progress.running(-1);
+        if (a.kind === 'failed') {
+          store.fail(job.id, a.error);
+          summary.failed.push({ jobId: job.id, error: a.error });
+          progress.done();
+          continue;
+        }
+        const record: FleetRecord =
+          a.kind === 'report'
+            ? recordFromReport(job, a.report, job.attempts, a.ms)
+            : { jobId: job.id, server: job.server, version: job.version, target: job.target, ruler, outcome: 'timeout', reason: `the job's deadline of ${opts.deadlineSec} s ended it (attempt ${job.attempts} of ${maxAttempts})`, grade: null, packs: {}, finishedAt: new Date().toISOString(), durationMs: a.ms, attempts: job.attempts, report: null };
+        if (FLAKY.has(record.outcome) && job.attempts < maxAttempts) {
+          const wait = backoff * 2 ** (job.attempts - 1) * (1 + Math.random() / 4);
+          store.retryLater(job.id, new Date(Date.now() + wait));
+          pending.add(job.id);
+          continue;
+        }
+        store.complete(record);
+        summary.ran++;
+        summary.outcomes[record.outcome] = (summary.outcomes[record.outcome] ?? 0) + 1;
+        progress.done();
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, opts.jobs) }, worker));
+    summary.ms = Date.now() - started;
+    progress.finish();
+    return summary;
+  } finally {
+    process.removeListener('exit', onExit);
+    store.close();
+  }
+}
+
+/**
+ * The progress line (SPEC section 2: progress on a TTY, nothing else when piped): jobs done/total,
+ * running, outcomes so far, rate and ETA, redrawn each second and after each job; one summary line
+ * at the end either way.
+ */
+class Progress {
+  private finished = 0;
+  private active = 0;
+  private readonly t0 = Date.now();
+  private readonly timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly out: NodeJS.WriteStream,
+    private readonly total: number,
+    private readonly summary: FleetSummary,
+  ) {
+    if (out.isTTY) {
+      this.timer = setInterval(() => this.draw(), 1000);
+      this.timer.unref();
+    }
+  }
+
+  running(delta: number): void {
+    this.active += delta;
+    this.draw();
+  }
+
+  done(): void {
+    this.finished++;
+    this.draw();
+  }
+
+  private outcomes(): string {
+    const parts = Object.entries(this.summary.outcomes).map(([k, n]) => `${k} ${n}`);
+    if (this.summary.failed.length > 0) parts.push(`failed ${this.summary.failed.length}`);
+    return parts.join(', ') || 'none yet';
+  }
+
+  private draw(): void {
+    if (!this.out.isTTY) return;
+    const min = (Date.now() - this.t0) / 60_000;
+    const rate = min > 0 ? this.finished / min : 0;
+    const left = this.total - this.finished;
+    const eta = rate > 0 ? `ETA ${formatMinutes(left / rate)}` : 'ETA …';
+    this.out.write(`\r\u001b[2Kfleet: ${this.finished}/${this.total} done, ${this.active} running; ${this.outcomes()}; ${rate.toFixed(1)}/min, ${eta}`);
+  }
+
+  finish(): void {
+    if (this.timer) clearInterval(this.timer);
+    const s = this.summary;
+    const line = `fleet: ${s.total} jobs: ${s.ran} graded or answered (${this.outcomes()}), ${s.skipped} already recorded under sealmark ${VERSION} / methodology ${METHODOLOGY_VERSION}, in ${(s.ms / 1000).toFixed(1)} s`;
+    this.out.write(`${this.out.isTTY ? '\r\u001b[2K' : ''}${line}\n`);
+  }
+}
+
+function formatMinutes(m: number): string {
+  return m < 1 ? `${Math.ceil(m * 60)} s` : m < 120 ? `${Math.round(m)} min` : `${(m / 60).toFixed(1)} h`;
+}
+
+function oneLine(s: string): string {
+  const l = s.replace(/\s+/g, ' ').trim();
+  return l.length > 400 ? `${l.slice(0, 399)}…` : l;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
