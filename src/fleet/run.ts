@@ -9,9 +9,10 @@
  * `maxAttempts` in all; the others are answers and are recorded at once.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checks } from '../checks/index.js';
 import type { Report } from '../report/build.js';
@@ -79,10 +80,11 @@ export function currentRuler(): Ruler {
 
 /**
  * The checks a remote gets without `--call-remotes`: the handshake (and with it the listing) and
- * the static checks, which read the tool list only. No probe of these sends a tools/call.
+ * the static checks that read the tool list only. No probe of these sends a tools/call.
  */
 export function listOnlyChecks(): string[] {
-  return checks.filter((c) => c.meta.id === 'handshake' || c.meta.decidedBy === 'static').map((c) => c.meta.id);
+  // A static check that also reads call results (annotations reads robust-input's) would bring its probes along.
+  return checks.filter((c) => c.meta.id === 'handshake' || (c.meta.decidedBy === 'static' && c.meta.requires.length === 0)).map((c) => c.meta.id);
 }
 
 /**
@@ -169,7 +171,9 @@ function signalJob(pid: number, signal: NodeJS.Signals, tree?: ProcessTree): voi
  */
 async function runAttempt(store: FleetStore, job: StoredJob, opts: FleetRunOptions): Promise<Attempt> {
   const started = Date.now();
-  const workDir = mkdtempSync(join(tmpdir(), `sealmark-fleet-${job.id}-`));
+  const mark = jobMark(store, job.id);
+  // Named after the job, so that a later runner finds it even when this one died before storing it.
+  const workDir = mkdtempSync(join(tmpdir(), `${mark}-`));
   try {
     const spec = job.spec as JobSpec;
     writeFileSync(join(workDir, 'sealmark.config.json'), '{}\n');
@@ -180,7 +184,7 @@ async function runAttempt(store: FleetStore, job: StoredJob, opts: FleetRunOptio
     const target = targetArgs(spec, workDir);
     // `--` and the command go last.
     const args = target[0] === '--' ? [BIN, 'audit', ...common, ...target] : [BIN, 'audit', ...target, ...common];
-    const child = spawn(process.execPath, args, { cwd: workDir, detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+    const child = spawn(process.execPath, args, { cwd: workDir, detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NO_COLOR: '1', [JOB_MARK_VAR]: mark } });
     let stderr = '';
     child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-4000)));
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>((res) => {
@@ -255,19 +259,57 @@ class FetchLimiter {
   }
 }
 
+/** The environment variable that marks a job's audit process (and what it starts before the sandbox scrubs the environment). */
+export const JOB_MARK_VAR = 'SEALMARK_FLEET_JOB';
+
+/** `sealmark-fleet-<8 hex of the store's path>-<job id>`: the job's mark and its work folder's prefix. */
+function jobMark(store: FleetStore, jobId: string): string {
+  return `sealmark-fleet-${createHash('sha256').update(store.dir).digest('hex').slice(0, 8)}-${jobId}`;
+}
+
+/** Processes of this user whose environment holds `JOB_MARK_VAR=mark` (Linux; elsewhere none). */
+function markedProcesses(mark: string): number[] {
+  if (process.platform !== 'linux') return [];
+  const needle = Buffer.from(`${JOB_MARK_VAR}=${mark}\0`);
+  const out: number[] = [];
+  for (const n of readdirSync('/proc')) {
+    const pid = Number(n);
+    if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) continue;
+    try {
+      const env = readFileSync(`/proc/${pid}/environ`);
+      const at = env.indexOf(needle);
+      if (at === 0 || (at > 0 && env[at - 1] === 0)) out.push(pid);
+    } catch {
+      /* gone, or not ours */
+    }
+  }
+  return out;
+}
+
 /**
- * Ends the audits a dead runner left (SIGTERM to the group, SIGKILL after the grace period) and
- * removes their work folders.
+ * Ends the audits a dead runner left and removes their work folders. The audit processes are found
+ * by the pid the store kept and by their job mark (the runner may have died between starting an
+ * audit and storing its pid); each gets SIGTERM to its group (the audit ends its servers and
+ * removes its sandboxes), then SIGKILL after the grace period.
  */
-async function endOrphans(orphans: readonly Orphan[]): Promise<void> {
+async function endOrphans(store: FleetStore, orphans: readonly Orphan[]): Promise<void> {
   await Promise.all(
     orphans.map(async (o) => {
-      if (o.pid !== null && alive(o.pid, o.startTime)) {
-        signalJob(o.pid, 'SIGTERM');
-        const until = Date.now() + KILL_GRACE_MS;
-        while (Date.now() < until && alive(o.pid, o.startTime)) await sleep(100);
-        signalJob(o.pid, 'SIGKILL');
+      const mark = jobMark(store, o.jobId);
+      const pids = new Set(markedProcesses(mark));
+      if (o.pid !== null && alive(o.pid, o.startTime)) pids.add(o.pid);
+      for (const pid of pids) signalJob(pid, 'SIGTERM');
+      const until = Date.now() + KILL_GRACE_MS;
+      while (Date.now() < until && [...pids].some((p) => alive(p, null))) await sleep(100);
+      for (const pid of pids) {
+        signalJob(pid, 'SIGKILL');
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
       }
+      for (const name of readdirSync(tmpdir())) if (name.startsWith(`${mark}-`)) rmSync(join(tmpdir(), name), { recursive: true, force: true });
       if (o.workDir) rmSync(o.workDir, { recursive: true, force: true });
     }),
   );
@@ -282,6 +324,10 @@ async function endOrphans(orphans: readonly Orphan[]): Promise<void> {
 export async function runFleet(opts: FleetRunOptions): Promise<FleetSummary> {
   const started = Date.now();
   const planned = readTargets(opts.targets);
+  if (opts.transcripts) {
+    opts = { ...opts, transcripts: resolve(opts.transcripts) };
+    mkdirSync(opts.transcripts!, { recursive: true });
+  }
   const store = FleetStore.open(opts.store);
   const onExit = () => {
     // Interrupted: end the audits (each cleans up its sandboxes on SIGTERM); their jobs stay
@@ -291,7 +337,7 @@ export async function runFleet(opts: FleetRunOptions): Promise<FleetSummary> {
   };
   process.once('exit', onExit);
   try {
-    await endOrphans(store.recover());
+    await endOrphans(store, store.recover());
     store.upsertJobs(planned);
     const ruler = currentRuler();
     const regrade = new Set(opts.regrade);

@@ -19,7 +19,7 @@
  * audit processes they had, so the caller can end them.
  */
 import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { UsageError } from '../errors.js';
 import { processStartTime } from '../target/process-tree.js';
@@ -143,6 +143,7 @@ export class FleetStore {
    * cannot be used.
    */
   static open(dir: string): FleetStore {
+    dir = resolve(dir);
     let db: Database.Database;
     try {
       mkdirSync(dir, { recursive: true });
