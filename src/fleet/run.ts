@@ -236,7 +236,7 @@ async function runAttempt(store: FleetStore, job: StoredJob, opts: FleetRunOptio
 }
 
 /** A token bucket per registry type: `ratePerMin` tokens a minute, at most {@link FETCH_BURST} saved up. */
-class FetchLimiter {
+export class FetchLimiter {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
   constructor(private readonly ratePerMin: number) {}
 

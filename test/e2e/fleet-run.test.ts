@@ -219,14 +219,17 @@ describe('fleet run', () => {
       const runner = spawn(process.execPath, [BIN, ...args], { cwd: work, env: { ...process.env, ...env() }, stdio: 'ignore' });
       const exited = new Promise((res) => runner.once('exit', res));
       // Poll the store (read-only: the runner holds it) until the first record is committed.
+      // Then kill it while the next job is active: its audit is orphaned, for the next run to end.
       let first: { seq: number; job_id: string; finished_at: string; attempts: number } | undefined;
+      let active: { id: string } | undefined;
       const until = Date.now() + 120_000;
-      while (!first && Date.now() < until) {
-        await new Promise((r) => setTimeout(r, 50));
+      while (!(first && active) && Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 20));
         if (!existsSync(join(store, 'fleet.db'))) continue;
         const db = new Database(join(store, 'fleet.db'), { readonly: true, fileMustExist: true });
         try {
           first = db.prepare('SELECT seq, job_id, finished_at, attempts FROM records ORDER BY seq LIMIT 1').get() as typeof first;
+          active = db.prepare("SELECT id FROM jobs WHERE state = 'active'").get() as typeof active;
         } catch {
           /* tables not made yet */
         } finally {
@@ -234,6 +237,7 @@ describe('fleet run', () => {
         }
       }
       expect(first).toBeDefined();
+      expect(active).toBeDefined();
       runner.kill('SIGKILL');
       await exited;
 
@@ -303,6 +307,43 @@ describe('fleet run', () => {
       SLOW,
     );
   });
+
+  it(
+    'a saved page of the registry list (a deleted item skipped) and a file of launch lines, two at a time',
+    async () => {
+      const entry = (name: string) => JSON.parse(readFileSync(join(FIXTURES, 'servers', name), 'utf8')) as Record<string, unknown>;
+      const official = (status: string) => ({ 'io.modelcontextprotocol.registry/official': { status, isLatest: true } });
+      const page = {
+        servers: [
+          { server: entry('cargo-only.json'), _meta: official('active') },
+          { server: { ...entry('needs-key.json'), version: '0.9.0' }, _meta: official('deleted') },
+          { server: entry('needs-key.json'), _meta: official('active') },
+        ],
+        metadata: { count: 3, nextCursor: null },
+      };
+      const pageFile = join(work, 'page.json');
+      writeFileSync(pageFile, JSON.stringify(page));
+      const lines = join(work, 'launch-lines.txt');
+      writeFileSync(lines, `# one server a line\n\n${JSON.stringify(process.execPath)} ${join(root, 'test', 'fixtures', 'servers', 'correct-sdk.mjs')}\n`);
+      const store = join(work, 'store-page');
+      const r = await fleet([pageFile, lines, '--store', store, '--jobs', '2']);
+      expect(r.code, r.stderr).toBe(0);
+      const recs = records(store);
+      expect(recs.map((x) => [x.server, x.version, x.target.kind, x.outcome]).sort()).toEqual(
+        [
+          ['io.github.fixture/cargo-only', '1.0.0', 'package', 'not-runnable'],
+          ['io.github.fixture/needs-key', '1.0.0', 'package', 'needs-config'],
+          [`${JSON.stringify(process.execPath)} ${join(root, 'test', 'fixtures', 'servers', 'correct-sdk.mjs')}`, null, 'launch-line', 'graded'],
+        ].sort(),
+      );
+      const line = recs.find((x) => x.target.kind === 'launch-line')!;
+      expect(line.target.entry).toBe('line 3');
+      expect(line.report?.target.command).toEqual([process.execPath, join(root, 'test', 'fixtures', 'servers', 'correct-sdk.mjs')]);
+      expect(await settle(leftovers)).toEqual([]);
+      expect(await settle(scratchEntries)).toEqual([]);
+    },
+    SLOW,
+  );
 
   it('usage errors: a bad target file names the file; a store in use by another runner (exit 2)', async () => {
     const bad = join(work, 'bad.json');
