@@ -429,10 +429,10 @@ class Progress {
     this.draw();
   }
 
-  private outcomes(): string {
+  private outcomes(none = 'none yet'): string {
     const parts = Object.entries(this.summary.outcomes).map(([k, n]) => `${k} ${n}`);
     if (this.summary.failed.length > 0) parts.push(`failed ${this.summary.failed.length}`);
-    return parts.join(', ') || 'none yet';
+    return parts.join(', ') || none;
   }
 
   private draw(): void {
@@ -447,7 +447,7 @@ class Progress {
   finish(): void {
     if (this.timer) clearInterval(this.timer);
     const s = this.summary;
-    const line = `fleet: ${s.total} jobs: ${s.ran} graded or answered (${this.outcomes()}), ${s.skipped} already recorded under sealmark ${VERSION} / methodology ${METHODOLOGY_VERSION}, in ${(s.ms / 1000).toFixed(1)} s`;
+    const line = `fleet: ${s.total} jobs: ${s.ran} run (${this.outcomes('none')}), ${s.skipped} already recorded under sealmark ${VERSION} / methodology ${METHODOLOGY_VERSION}, in ${(s.ms / 1000).toFixed(1)} s`;
     this.out.write(`${this.out.isTTY ? '\r\u001b[2K' : ''}${line}\n`);
   }
 }

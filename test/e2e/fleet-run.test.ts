@@ -113,7 +113,7 @@ describe('fleet run', () => {
       expect(first.code, first.stderr).toBe(0);
       // Not a TTY: the summary line only.
       expect(first.stderr.trim().split('\n'), first.stderr).toHaveLength(1);
-      expect(first.stderr).toMatch(/^fleet: 5 jobs: 5 graded or answered .*0 already recorded/);
+      expect(first.stderr).toMatch(/^fleet: 5 jobs: 5 run .*0 already recorded/);
       const recs = records(store);
       expect(recs).toHaveLength(5);
       const m = byServer(recs);
@@ -157,7 +157,7 @@ describe('fleet run', () => {
       // A re-run under the same ruler grades nothing.
       const again = await fleet([targets, '--store', store, '--jobs', '3']);
       expect(again.code, again.stderr).toBe(0);
-      expect(again.stderr).toMatch(/^fleet: 5 jobs: 0 graded or answered .*5 already recorded/);
+      expect(again.stderr).toMatch(/^fleet: 5 jobs: 0 run \(none\) .*5 already recorded/);
       expect(records(store)).toHaveLength(5);
 
       // A new version of one server: only it is graded.
@@ -240,6 +240,8 @@ describe('fleet run', () => {
       expect(active).toBeDefined();
       runner.kill('SIGKILL');
       await exited;
+      // The active job's audit outlived its runner.
+      expect(leftovers().length).toBeGreaterThan(0);
 
       const r = await fleet([targets, '--store', store, '--jobs', '1']);
       expect(r.code, r.stderr).toBe(0);
