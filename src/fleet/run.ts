@@ -12,7 +12,7 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checks } from '../checks/index.js';
 import type { Report } from '../report/build.js';
@@ -165,9 +165,10 @@ function signalJob(pid: number, signal: NodeJS.Signals, tree?: ProcessTree): voi
 }
 
 /**
- * Runs one attempt: a fresh work folder (a `sealmark.config.json` of `{}`, so that no config of
- * the operator's is found upward: a public grade uses the defaults), the audit child in its own
- * process group, the deadline. The work folder is removed before this resolves.
+ * Runs one attempt: a fresh work folder (with a `sealmark.config.json` of `{}` given as
+ * `--config`, so that no config of the operator's or the server's is found upward: a public grade
+ * uses the defaults), the audit child in its own process group, the deadline. The work folder is
+ * removed before this resolves.
  */
 async function runAttempt(store: FleetStore, job: StoredJob, opts: FleetRunOptions): Promise<Attempt> {
   const started = Date.now();
@@ -176,15 +177,18 @@ async function runAttempt(store: FleetStore, job: StoredJob, opts: FleetRunOptio
   const workDir = mkdtempSync(join(tmpdir(), `${mark}-`));
   try {
     const spec = job.spec as JobSpec;
-    writeFileSync(join(workDir, 'sealmark.config.json'), '{}\n');
+    const config = join(workDir, 'sealmark.config.json');
+    writeFileSync(config, '{}\n');
     const out = join(workDir, 'report.json');
-    const common = ['--format', 'json', '--output', out, '--no-suppress', '--quiet'];
+    const common = ['--config', config, '--format', 'json', '--output', out, '--no-suppress', '--quiet'];
     if (spec.remote && !opts.callRemotes) common.push('--only', listOnlyChecks().join(','));
     if (opts.transcripts) common.push('--transcript', join(opts.transcripts, `${job.id}.jsonl`));
     const target = targetArgs(spec, workDir);
     // `--` and the command go last.
     const args = target[0] === '--' ? [BIN, 'audit', ...common, ...target] : [BIN, 'audit', ...target, ...common];
-    const child = spawn(process.execPath, args, { cwd: workDir, detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NO_COLOR: '1', [JOB_MARK_VAR]: mark } });
+    // A launch line's relative paths are relative to its file, as a client config's are to the client's folder.
+    const cwd = spec.via === 'command' || spec.via === 'client-config' ? dirname(job.source) : workDir;
+    const child = spawn(process.execPath, args, { cwd, detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NO_COLOR: '1', [JOB_MARK_VAR]: mark } });
     let stderr = '';
     child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-4000)));
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>((res) => {
