@@ -149,7 +149,7 @@ function targetArgs(spec: JobSpec, workDir: string): string[] {
 type Attempt = { kind: 'report'; report: Report; ms: number } | { kind: 'timeout'; ms: number } | { kind: 'failed'; error: string; ms: number };
 
 /** The audit children now running, by job id: ended when the runner exits. */
-const running = new Map<string, { pid: number; tree: ProcessTree }>();
+const running = new Map<string, { pid: number; tree: ProcessTree; workDir: string }>();
 
 /**
  * Sends `signal` to a job's process group and, for SIGKILL, to every descendant the tree saw
@@ -201,7 +201,7 @@ async function runAttempt(store: FleetStore, job: StoredJob, opts: FleetRunOptio
     }
     const pid = child.pid;
     const tree = new ProcessTree(pid);
-    running.set(job.id, { pid, tree });
+    running.set(job.id, { pid, tree, workDir });
     store.setWorker(job.id, pid, workDir);
     let timedOut = false;
     let killTimer: NodeJS.Timeout | undefined;
@@ -333,11 +333,18 @@ export async function runFleet(opts: FleetRunOptions): Promise<FleetSummary> {
     mkdirSync(opts.transcripts!, { recursive: true });
   }
   const store = FleetStore.open(opts.store);
+  let recorded = 0;
   const onExit = () => {
     // Interrupted: end the audits (each cleans up its sandboxes on SIGTERM); their jobs stay
     // active in the store and the next run puts them back.
-    for (const { pid } of running.values()) signalJob(pid, 'SIGTERM');
+    const stopped = running.size;
+    for (const { pid, workDir } of running.values()) {
+      signalJob(pid, 'SIGTERM');
+      rmSync(workDir, { recursive: true, force: true });
+    }
+    running.clear();
     store.close();
+    (opts.progress ?? process.stderr).write(`fleet: stopped after ${recorded} new records; ${stopped} running ${stopped === 1 ? 'audit was' : 'audits were'} stopped and ${stopped === 1 ? 'its job waits' : 'their jobs wait'} for the next run\n`);
   };
   process.once('exit', onExit);
   try {
@@ -386,6 +393,7 @@ export async function runFleet(opts: FleetRunOptions): Promise<FleetSummary> {
           continue;
         }
         store.complete(record);
+        recorded++;
         summary.ran++;
         summary.outcomes[record.outcome] = (summary.outcomes[record.outcome] ?? 0) + 1;
         progress.done();

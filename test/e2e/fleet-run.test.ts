@@ -64,7 +64,14 @@ function byServer(recs: FleetRecord[]): Map<string, FleetRecord> {
   return new Map(recs.map((r) => [`${r.server}@${r.version}`, r]));
 }
 
-/** Processes (not this one) started by this file's runners: their environment carries MARK, or their command line names the scratch folder. */
+/** Fixture servers this file starts by path (launch lines), not from the cache, are under here. */
+const FIXTURE_SERVERS = join(root, 'test', 'fixtures');
+
+/**
+ * Processes (not this one) started by this file's runners: their environment carries MARK (the
+ * runner and the audits), or their command line names the scratch folder (servers started from
+ * the cache there) or a fixture server started by path.
+ */
 function leftovers(): string[] {
   const out: string[] = [];
   for (const n of readdirSync('/proc')) {
@@ -73,7 +80,7 @@ function leftovers(): string[] {
     try {
       const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
       const environ = readFileSync(`/proc/${pid}/environ`, 'utf8');
-      if (environ.includes(MARK) || cmd.includes(work)) out.push(`${pid} ${cmd}`);
+      if (environ.includes(MARK) || cmd.includes(work) || cmd.includes(FIXTURE_SERVERS)) out.push(`${pid} ${cmd}`);
     } catch {
       /* gone */
     }
@@ -259,6 +266,35 @@ describe('fleet run', () => {
       } finally {
         s.close();
       }
+      expect(await settle(leftovers)).toEqual([]);
+      expect(await settle(scratchEntries)).toEqual([]);
+    },
+    SLOW,
+  );
+
+  it(
+    'Ctrl-C: the running audits and their servers are stopped, their folders removed, the store released; the next run takes the job up',
+    async () => {
+      const lines = join(work, 'hang-line.txt');
+      writeFileSync(lines, `${JSON.stringify(process.execPath)} ${join(root, 'test', 'fixtures', 'packages', 'npm', 'hangs-at-start', 'server.mjs')}\n`);
+      const store = join(work, 'store-int');
+      const runner = spawn(process.execPath, [BIN, 'fleet', 'run', lines, '--store', store, '--deadline', '60'], { cwd: work, env: { ...process.env, ...env() }, stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      runner.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+      const exited = new Promise<number | null>((res) => runner.once('exit', (code) => res(code)));
+      // Wait until the hung server runs (its command line names the fixture), then interrupt.
+      const until = Date.now() + 60_000;
+      while (!leftovers().some((l) => l.includes('hangs-at-start/server.mjs') && !l.includes('sealmark.js')) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+      runner.kill('SIGINT');
+      expect(await exited).toBe(130);
+      expect(stderr).toMatch(/fleet: stopped after 0 new records; 1 running audit was stopped/);
+      expect(await settle(leftovers)).toEqual([]);
+      expect(await settle(scratchEntries)).toEqual([]);
+      const r = await fleet([lines, '--store', store, '--deadline', '2', '--attempts', '1']);
+      expect(r.code, r.stderr).toBe(0);
+      const [rec, ...rest] = records(store);
+      expect(rest).toEqual([]);
+      expect(rec).toMatchObject({ outcome: 'timeout', attempts: 1, target: { kind: 'launch-line', entry: 'line 1' } });
       expect(await settle(leftovers)).toEqual([]);
       expect(await settle(scratchEntries)).toEqual([]);
     },
