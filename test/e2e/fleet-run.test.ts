@@ -303,11 +303,26 @@ describe('fleet run', () => {
 
   describe('a remote', () => {
     let http: HttpFixture;
+    let bearer: HttpFixture;
     beforeAll(async () => {
       http = await startHttpFixture('streamable.mjs');
+      bearer = await startHttpFixture('bearer.mjs', [], { FIXTURE_TOKEN: `tok-${randomBytes(8).toString('hex')}` });
     }, 60_000);
     afterAll(async () => {
       await http?.stop();
+      await bearer?.stop();
+    });
+
+    it('a remote that answers 401: auth-gated, with the reason', async () => {
+      const file = join(work, 'gated.json');
+      writeFileSync(file, JSON.stringify({ name: 'io.github.fixture/gated', description: 'x', version: '1.0.0', remotes: [{ type: 'streamable-http', url: bearer.url }] }));
+      const store = join(work, 'store-gated');
+      const r = await fleet([file, '--store', store]);
+      expect(r.code, r.stderr).toBe(0);
+      const [rec, ...rest] = records(store);
+      expect(rest).toEqual([]);
+      expect(rec).toMatchObject({ outcome: 'auth-gated', grade: null, attempts: 1 });
+      expect(rec!.reason).toMatch(/^unauthorized: .*401/);
     });
 
     it(
@@ -347,7 +362,7 @@ describe('fleet run', () => {
   });
 
   it(
-    'a saved page of the registry list (a deleted item skipped) and a file of launch lines, two at a time',
+    'a saved page of the registry list (a deleted item skipped) and a file of launch lines, two at a time; 0 tools listed is a handshake outcome',
     async () => {
       const entry = (name: string) => JSON.parse(readFileSync(join(FIXTURES, 'servers', name), 'utf8')) as Record<string, unknown>;
       const official = (status: string) => ({ 'io.modelcontextprotocol.registry/official': { status, isLatest: true } });
@@ -362,7 +377,8 @@ describe('fleet run', () => {
       const pageFile = join(work, 'page.json');
       writeFileSync(pageFile, JSON.stringify(page));
       const lines = join(work, 'launch-lines.txt');
-      writeFileSync(lines, `# one server a line\n\n${JSON.stringify(process.execPath)} ${join(root, 'test', 'fixtures', 'servers', 'correct-sdk.mjs')}\n`);
+      const empty = join(root, 'test', 'fixtures', 'servers', 'empty-tools.mjs');
+      writeFileSync(lines, `# one server a line\n\n${JSON.stringify(process.execPath)} ${join(root, 'test', 'fixtures', 'servers', 'correct-sdk.mjs')}\nnode ${empty}\n`);
       const store = join(work, 'store-page');
       const r = await fleet([pageFile, lines, '--store', store, '--jobs', '2']);
       expect(r.code, r.stderr).toBe(0);
@@ -372,11 +388,17 @@ describe('fleet run', () => {
           ['io.github.fixture/cargo-only', '1.0.0', 'package', 'not-runnable'],
           ['io.github.fixture/needs-key', '1.0.0', 'package', 'needs-config'],
           [`${JSON.stringify(process.execPath)} ${join(root, 'test', 'fixtures', 'servers', 'correct-sdk.mjs')}`, null, 'launch-line', 'graded'],
+          [`node ${empty}`, null, 'launch-line', 'handshake'],
         ].sort(),
       );
-      const line = recs.find((x) => x.target.kind === 'launch-line')!;
+      const line = recs.find((x) => x.target.kind === 'launch-line' && x.outcome === 'graded')!;
       expect(line.target.entry).toBe('line 3');
       expect(line.report?.target.command).toEqual([process.execPath, join(root, 'test', 'fixtures', 'servers', 'correct-sdk.mjs')]);
+      // 0 tools listed: a handshake outcome with its evidence, not an F.
+      const none = recs.find((x) => x.outcome === 'handshake')!;
+      expect(none).toMatchObject({ grade: null, packs: {} });
+      expect(none.reason).toMatch(/^empty-tools: /);
+      expect(none.report?.checks.find((c) => c.id === 'handshake')?.verdict).toBe('fail');
       expect(await settle(leftovers)).toEqual([]);
       expect(await settle(scratchEntries)).toEqual([]);
     },
