@@ -20,6 +20,8 @@ import { ProcessTree } from '../target/process-tree.js';
 import { METHODOLOGY_VERSION, VERSION } from '../version.js';
 import { alive, FleetStore, type Orphan, type StoredJob } from './store.js';
 import { readTargets, type JobSpec } from './targets.js';
+import { FetchLimiter } from './fetch-limit.js';
+import { Progress, type FleetSummary } from './progress.js';
 import type { FleetOutcome, FleetRecord, Ruler } from './types.js';
 
 /** Options of {@link runFleet}. Times as named (s or ms). */
@@ -48,15 +50,7 @@ export interface FleetRunOptions {
   progress?: NodeJS.WriteStream;
 }
 
-/** What a run did. `failed`: jobs sealmark itself could not run (no record); any makes exit code 1. */
-export interface FleetSummary {
-  total: number;
-  skipped: number;
-  ran: number;
-  outcomes: Partial<Record<FleetOutcome, number>>;
-  failed: { jobId: string; error: string }[];
-  ms: number;
-}
+export type { FleetSummary } from './progress.js';
 
 /** Attempts per job for flaky outcomes, by default (research §3: BullMQ `attempts`, default 2). */
 export const DEFAULT_ATTEMPTS = 2;
@@ -64,8 +58,6 @@ export const DEFAULT_ATTEMPTS = 2;
 export const BACKOFF_MS = 1000;
 /** ms between SIGTERM to a job's process group (the audit cleans up its sandboxes) and SIGKILL to its whole tree. */
 export const KILL_GRACE_MS = 3000;
-/** Tokens a registry's fetch bucket holds at most: a burst of at most this many fetches. */
-export const FETCH_BURST = 10;
 
 /** Outcomes that may be different on another try. */
 const FLAKY: ReadonlySet<FleetOutcome> = new Set(['timeout', 'fetch-failed']);
@@ -239,30 +231,6 @@ async function runAttempt(store: FleetStore, job: StoredJob, opts: FleetRunOptio
   }
 }
 
-/** A token bucket per registry type: `ratePerMin` tokens a minute, at most {@link FETCH_BURST} saved up. */
-export class FetchLimiter {
-  private readonly buckets = new Map<string, { tokens: number; at: number }>();
-  constructor(private readonly ratePerMin: number) {}
-
-  /** Resolves once a fetch from `registry` may start (spending one token). */
-  async take(registry: string): Promise<void> {
-    const cap = Math.min(FETCH_BURST, Math.max(1, this.ratePerMin));
-    const perMs = this.ratePerMin / 60_000;
-    for (;;) {
-      const b = this.buckets.get(registry) ?? { tokens: cap, at: Date.now() };
-      const t = Date.now();
-      b.tokens = Math.min(cap, b.tokens + (t - b.at) * perMs);
-      b.at = t;
-      this.buckets.set(registry, b);
-      if (b.tokens >= 1) {
-        b.tokens -= 1;
-        return;
-      }
-      await sleep(Math.ceil((1 - b.tokens) / perMs));
-    }
-  }
-}
-
 /** The environment variable that marks a job's audit process (and what it starts before the sandbox scrubs the environment). */
 export const JOB_MARK_VAR = 'SEALMARK_FLEET_JOB';
 
@@ -407,65 +375,6 @@ export async function runFleet(opts: FleetRunOptions): Promise<FleetSummary> {
     process.removeListener('exit', onExit);
     store.close();
   }
-}
-
-/**
- * The progress line (SPEC section 2: progress on a TTY, nothing else when piped): jobs done/total,
- * running, outcomes so far, rate and ETA, redrawn each second and after each job; one summary line
- * at the end either way.
- */
-class Progress {
-  private finished = 0;
-  private active = 0;
-  private readonly t0 = Date.now();
-  private readonly timer: NodeJS.Timeout | undefined;
-
-  constructor(
-    private readonly out: NodeJS.WriteStream,
-    private readonly total: number,
-    private readonly summary: FleetSummary,
-  ) {
-    if (out.isTTY) {
-      this.timer = setInterval(() => this.draw(), 1000);
-      this.timer.unref();
-    }
-  }
-
-  running(delta: number): void {
-    this.active += delta;
-    this.draw();
-  }
-
-  done(): void {
-    this.finished++;
-    this.draw();
-  }
-
-  private outcomes(none = 'none yet'): string {
-    const parts = Object.entries(this.summary.outcomes).map(([k, n]) => `${k} ${n}`);
-    if (this.summary.failed.length > 0) parts.push(`failed ${this.summary.failed.length}`);
-    return parts.join(', ') || none;
-  }
-
-  private draw(): void {
-    if (!this.out.isTTY) return;
-    const min = (Date.now() - this.t0) / 60_000;
-    const rate = min > 0 ? this.finished / min : 0;
-    const left = this.total - this.finished;
-    const eta = rate > 0 ? `ETA ${formatMinutes(left / rate)}` : 'ETA …';
-    this.out.write(`\r\u001b[2Kfleet: ${this.finished}/${this.total} done, ${this.active} running; ${this.outcomes()}; ${rate.toFixed(1)}/min, ${eta}`);
-  }
-
-  finish(): void {
-    if (this.timer) clearInterval(this.timer);
-    const s = this.summary;
-    const line = `fleet: ${s.total} jobs: ${s.ran} run (${this.outcomes('none')}), ${s.skipped} already recorded under sealmark ${VERSION} / methodology ${METHODOLOGY_VERSION}, in ${(s.ms / 1000).toFixed(1)} s`;
-    this.out.write(`${this.out.isTTY ? '\r\u001b[2K' : ''}${line}\n`);
-  }
-}
-
-function formatMinutes(m: number): string {
-  return m < 1 ? `${Math.ceil(m * 60)} s` : m < 120 ? `${Math.round(m)} min` : `${(m / 60).toFixed(1)} h`;
 }
 
 function oneLine(s: string): string {

@@ -1,10 +1,13 @@
 /**
  * `sealmark fleet run` end to end (SPEC section 10), through the real binary, against the loopback
- * npm registry fixture: a folder of server.json entries graded three at a time into one outcome
- * of each kind; a re-run that grades nothing; a new version that grades only it; `--regrade`; a
- * deadline that ends a hung server's whole tree; the crash test (kill -9 of the runner after its
- * first record, then the same command again: every job exactly once, the first not repeated,
- * nothing left running or on disk); a remote listed without a single tools/call; a store in use.
+ * npm registry fixture (test/fixtures/fleet/README.md): a folder of server.json entries graded three
+ * at a time (graded, fails-offline, fetch-failed, not-runnable, needs-config); a re-run that grades
+ * nothing; a new version that grades only it; `--regrade`; a deadline that ends a hung server's
+ * whole tree (timeout); the crash test (kill -9 of the runner after its first record, then the same
+ * command again: every job exactly once, the first not repeated, nothing left running or on disk);
+ * Ctrl-C; a remote listed without a single tools/call, and one answering 401 (auth-gated); a
+ * registry list page and launch lines (0 tools listed: handshake); a bad file; a store in use.
+ * Every outcome, reason and grade asserted comes from a real run.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobId, readTargets, splitWords } from '../../src/fleet/targets.js';
 import { FleetStore } from '../../src/fleet/store.js';
-import { FetchLimiter, listOnlyChecks, outcomeOfReason } from '../../src/fleet/run.js';
+import { listOnlyChecks, outcomeOfReason } from '../../src/fleet/run.js';
+import { FetchLimiter } from '../../src/fleet/fetch-limit.js';
 import type { FleetRecord } from '../../src/fleet/types.js';
 
 let dir: string;
