@@ -163,7 +163,7 @@ export async function main(argv: string[]): Promise<number> {
     .description('Grade every job of the targets into a store, --jobs at a time; a re-run grades only what is new')
     .argument('<targets...>', 'server.json files or folders of them, saved pages of the registry list (GET /v0.1/servers), client configs, text files of launch lines')
     .option('--store <dir>', 'the folder that keeps the store (fleet.db); created when missing')
-    .option('--jobs <n>', 'audits at once (default 1)')
+    .option('--jobs <n>', 'audits at once (default: half the cores, at least 1)')
     .option('--deadline <sec>', 'seconds one attempt of a job may take before its process tree is ended (outcome timeout; default 300)')
     .option('--regrade <server-name>', 'grade this server again even when it has a record under this ruler (repeatable)', collect, [])
     .option('--call-remotes', "call the tools of remote servers (remotes[], URLs); without it they get the handshake and static checks only")

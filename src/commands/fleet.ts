@@ -3,6 +3,7 @@
  * fleet/run.ts. Exit codes: 0 the run completed (whatever the grades), 1 a job could not be run at
  * all because of sealmark itself, 2 usage (a bad option, a bad target file, a store in use).
  */
+import { availableParallelism } from 'node:os';
 import { UsageError } from './common.js';
 
 export interface FleetRunCliOptions {
@@ -14,6 +15,14 @@ export interface FleetRunCliOptions {
   fetchRate?: string;
   attempts?: string;
   transcripts?: string;
+}
+
+/**
+ * Default `--jobs`: half the cores, at least 1 (research/fleet-and-registry.md §3: each audit
+ * holds one or two cores, in its child process and its server).
+ */
+export function defaultJobs(): number {
+  return Math.max(1, Math.floor(availableParallelism() / 2));
 }
 
 /** Default `--deadline`: seconds one attempt of a job may take. */
@@ -33,7 +42,7 @@ function parseNumber(flag: string, value: string | undefined, fallback: number, 
 export async function runFleetRun(targets: string[], opts: FleetRunCliOptions): Promise<number> {
   if (targets.length === 0) throw new UsageError('fleet run: give at least one target (server.json files or folders, registry list pages, client configs, launch-line files)');
   if (!opts.store) throw new UsageError('fleet run: --store <dir> is required (the folder that keeps fleet.db)');
-  const jobs = parseNumber('--jobs', opts.jobs, 1, 1, 64);
+  const jobs = parseNumber('--jobs', opts.jobs, defaultJobs(), 1, 64);
   const deadlineSec = parseNumber('--deadline', opts.deadline, DEFAULT_DEADLINE_SEC, 1, 86_400, true);
   const fetchRate = parseNumber('--fetch-rate', opts.fetchRate, DEFAULT_FETCH_RATE, 1, 100_000, true);
   const maxAttempts = parseNumber('--attempts', opts.attempts, 2, 1, 10);

@@ -185,7 +185,16 @@ async function runAttempt(store: FleetStore, job: StoredJob, opts: FleetRunOptio
     child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-4000)));
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>((res) => {
       child.once('error', (error) => res({ code: null, signal: null, error }));
-      child.once('close', (code, signal) => res({ code, signal }));
+      // On exit, not close: a process the audit left behind may hold its stderr open. The last
+      // stderr bytes get a moment to arrive (they only serve an error message).
+      child.once('exit', (code, signal) => {
+        const done = () => res({ code, signal });
+        const t = setTimeout(done, 300);
+        child.stderr!.once('close', () => {
+          clearTimeout(t);
+          done();
+        });
+      });
     });
     if (child.pid === undefined) {
       const r = await exited;
