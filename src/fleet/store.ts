@@ -165,6 +165,20 @@ export class FleetStore {
     return store;
   }
 
+  /**
+   * Opens an existing `<dir>/fleet.db` to read only, without taking it: a reader (the
+   * leaderboard, `fleet report`) may read while a runner writes (WAL gives it the last committed
+   * state). The write methods then throw. Throws UsageError when there is no store there.
+   */
+  static openReadOnly(dir: string): FleetStore {
+    dir = resolve(dir);
+    try {
+      return new FleetStore(new Database(join(dir, 'fleet.db'), { readonly: true, fileMustExist: true, timeout: 5000 }), dir);
+    } catch (err) {
+      throw new UsageError(`--store ${dir}: no fleet store there (${(err as Error).message})`);
+    }
+  }
+
   /** Sets the `runner` row to this process unless a live process holds it. */
   private lock(): void {
     const me = { pid: process.pid, start: processStartTime(process.pid) ?? null };
@@ -185,6 +199,10 @@ export class FleetStore {
   /** Releases the store and closes the file. Idempotent. */
   close(): void {
     if (!this.db.open) return;
+    if (this.db.readonly) {
+      this.db.close();
+      return;
+    }
     const row = this.db.prepare('SELECT value FROM meta WHERE key = ?').get('runner') as { value: string } | undefined;
     if (row && (JSON.parse(row.value) as { pid: number }).pid === process.pid) this.db.prepare('DELETE FROM meta WHERE key = ?').run('runner');
     this.db.close();

@@ -145,7 +145,13 @@ describe('store', () => {
     expect(again.records().map((r) => r.jobId)).toEqual(['ja']);
     expect(again.latest().map((r) => r.jobId)).toEqual(['ja']);
     expect(again.history('s')).toHaveLength(1);
+    // A reader does not take the store: it reads while the runner holds it.
+    const reader = FleetStore.openReadOnly(where);
+    expect(reader.records().map((r) => r.jobId)).toEqual(['ja']);
+    expect(() => reader.enqueue(['jb'])).toThrow();
+    reader.close();
     again.close();
+    expect(() => FleetStore.openReadOnly(join(dir, 'nothing-here'))).toThrow(/no fleet store there/);
   });
 });
 
