@@ -11,6 +11,7 @@ import { jobId, readTargets, splitWords } from '../../src/fleet/targets.js';
 import { FleetStore } from '../../src/fleet/store.js';
 import { listOnlyChecks, outcomeOfReason } from '../../src/fleet/run.js';
 import { FetchLimiter } from '../../src/fleet/fetch-limit.js';
+import { Progress, type FleetSummary } from '../../src/fleet/progress.js';
 import type { FleetRecord } from '../../src/fleet/types.js';
 
 let dir: string;
@@ -171,6 +172,28 @@ describe('runner parts', () => {
     expect(ids).toContain('tool-schemas');
     expect(ids).not.toContain('robust-input');
     expect(ids).not.toContain('annotations');
+  });
+
+  it('progress: a live line on a TTY (done/total, running, outcomes, rate, ETA); only the summary otherwise', () => {
+    const run = (isTTY: boolean) => {
+      const written: string[] = [];
+      const out = { isTTY, write: (t: string) => written.push(t) } as unknown as NodeJS.WriteStream;
+      const summary: FleetSummary = { total: 3, skipped: 1, ran: 0, outcomes: {}, failed: [], ms: 0 };
+      const p = new Progress(out, 2, summary);
+      p.running(+1);
+      summary.ran = 1;
+      summary.outcomes.graded = 1;
+      p.running(-1);
+      p.done();
+      summary.ms = 1500;
+      p.finish();
+      return written;
+    };
+    const tty = run(true);
+    expect(tty.some((l) => /fleet: 0\/2 done, 1 running; none yet; [\d.]+\/min, ETA/.test(l))).toBe(true);
+    expect(tty.some((l) => /fleet: 1\/2 done, 0 running; graded 1; [\d.]+\/min, ETA (\d+ s|…)/.test(l))).toBe(true);
+    expect(tty.at(-1)).toMatch(/^\r\u001b\[2Kfleet: 3 jobs: 1 run \(graded 1\), 1 already recorded under sealmark .* in 1\.5 s\n$/);
+    expect(run(false)).toEqual([expect.stringMatching(/^fleet: 3 jobs: 1 run \(graded 1\), 1 already recorded/)]);
   });
 
   it('the fetch limiter: a burst, then the rate', async () => {
