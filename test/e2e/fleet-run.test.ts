@@ -408,6 +408,19 @@ describe('fleet run', () => {
     SLOW,
   );
 
+  it('a new ruler grades again: a record made under another methodology version does not count', async () => {
+    const file = join(FIXTURES, 'servers', 'cargo-only.json');
+    const store = join(work, 'store-ruler');
+    expect((await fleet([file, '--store', store])).code).toBe(0);
+    expect((await fleet([file, '--store', store])).stderr).toMatch(/0 run \(none\), 1 already recorded/);
+    const db = new Database(join(store, 'fleet.db'));
+    db.prepare("UPDATE records SET methodology_version = '0.0-old'").run();
+    db.close();
+    const r = await fleet([file, '--store', store]);
+    expect(r.stderr).toMatch(/1 run \(not-runnable 1\), 0 already recorded/);
+    expect(records(store).map((x) => x.ruler.methodologyVersion)).toEqual(['0.0-old', records(store)[1]!.report!.methodologyVersion]);
+  });
+
   it('usage errors: a bad target file names the file; a store in use by another runner (exit 2)', async () => {
     const bad = join(work, 'bad.json');
     writeFileSync(bad, '{ "name": ');
