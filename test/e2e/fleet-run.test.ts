@@ -233,7 +233,9 @@ describe('fleet run', () => {
       let first: { seq: number; job_id: string; finished_at: string; attempts: number } | undefined;
       let active: { id: string } | undefined;
       const until = Date.now() + 120_000;
-      while (!(first && active) && Date.now() < until) {
+      // (active and its audit started: the audit process carries MARK and names `audit`.)
+      const auditRuns = () => leftovers().some((l) => / audit /.test(l));
+      while (!(first && active && auditRuns()) && Date.now() < until) {
         await new Promise((r) => setTimeout(r, 20));
         if (!existsSync(join(store, 'fleet.db'))) continue;
         const db = new Database(join(store, 'fleet.db'), { readonly: true, fileMustExist: true });
