@@ -10,7 +10,7 @@
  * Every outcome, reason and grade asserted comes from a real run.
  */
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -276,6 +276,25 @@ describe('fleet run', () => {
     },
     SLOW,
   );
+
+  it('a runner that died after claiming a job and making its folder, before starting its audit: the next run removes the folder', async () => {
+    const file = join(FIXTURES, 'servers', 'cargo-only.json');
+    const store = join(work, 'store-claimed');
+    expect((await fleet([file, '--store', store])).code).toBe(0);
+    // As the dead runner left it: the job active, its work folder made, no audit pid stored.
+    const s = FleetStore.open(store);
+    const [job] = s.jobs();
+    s.enqueue([job!.id]);
+    expect(s.claimNext([job!.id])?.state).toBe('active');
+    s.close();
+    const folder = join(scratch, `sealmark-fleet-${createHash('sha256').update(store).digest('hex').slice(0, 8)}-${job!.id}-dead01`);
+    mkdirSync(folder);
+    writeFileSync(join(folder, 'sealmark.config.json'), '{}\n');
+    const r = await fleet([file, '--store', store]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(existsSync(folder)).toBe(false);
+    expect(records(store)).toHaveLength(1);
+  });
 
   it(
     'Ctrl-C: the running audits and their servers are stopped, their folders removed, the store released; the next run takes the job up',
