@@ -157,6 +157,24 @@ export async function main(argv: string[]): Promise<number> {
       code = await runCall(command, opts);
     });
 
+  const fleet = program.command('fleet').description('Grade many servers (SPEC section 10): sealmark fleet run <targets…> --store <dir>');
+  fleet
+    .command('run')
+    .description('Grade every job of the targets into a store, --jobs at a time; a re-run grades only what is new')
+    .argument('<targets...>', 'server.json files or folders of them, saved pages of the registry list (GET /v0.1/servers), client configs, text files of launch lines')
+    .option('--store <dir>', 'the folder that keeps the store (fleet.db); created when missing')
+    .option('--jobs <n>', 'audits at once (default: half the cores, at least 1)')
+    .option('--deadline <sec>', 'seconds one attempt of a job may take before its process tree is ended (outcome timeout; default 300)')
+    .option('--regrade <server-name>', 'grade this server again even when it has a record under this ruler (repeatable)', collect, [])
+    .option('--call-remotes', "call the tools of remote servers (remotes[], URLs); without it they get the handshake and static checks only")
+    .option('--fetch-rate <n>', 'most package fetches started per minute per registry type (default 60)')
+    .option('--attempts <n>', 'attempts for a flaky outcome (timeout, fetch-failed), with backoff (default 2)')
+    .option('--transcripts <dir>', "keep each job's JSON-RPC transcript as <dir>/<job id>.jsonl")
+    .action(async (targets: string[], opts) => {
+      const { runFleetRun } = await import('./commands/fleet.js');
+      code = await runFleetRun(targets, opts);
+    });
+
   program
     .command('explain')
     .description("Print a check's documentation; without an id, list all checks")

@@ -32,6 +32,15 @@ function statOf(pid: number): [number, string] | undefined {
   }
 }
 
+/**
+ * The start time of process `pid` (clock ticks since boot, /proc/<pid>/stat field 22), or
+ * undefined when it is gone or this is not Linux. With the pid it names one process for good: a
+ * pid is reused, a (pid, start time) pair is not.
+ */
+export function processStartTime(pid: number): string | undefined {
+  return process.platform === 'linux' ? statOf(pid)?.[1] : undefined;
+}
+
 /** Tracks the descendants of one process (Linux only; elsewhere it does nothing). */
 export class ProcessTree {
   private readonly seen: Seen = new Map();

@@ -77,6 +77,7 @@ describe('startNpmRegistry', () => {
     expect(registry.packages.map((p) => `${p.name}@${p.version}`).sort()).toEqual([
       '@fixture/echo-server@1.0.0',
       '@fixture/echo-server@1.1.0',
+      '@fixture/hangs-at-start@1.0.0',
       '@fixture/install-script@1.0.0',
       '@fixture/net-at-start@1.0.0',
     ]);
