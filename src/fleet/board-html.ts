@@ -24,6 +24,11 @@ function gradeCell(e: Pick<BoardEntry, 'outcome' | 'reason' | 'grade'>): Html {
   return html`<span class="letter ${letterClass(g?.letter ?? null)}">${g?.letter ?? 'n/a'}</span> <span class="pct">${g?.percent != null ? `${g.percent}%` : ''}</span>`;
 }
 
+/** An ISO 8601 time to the minute, for a table cell (`2026-12-01 10:04`); the full time goes in its title. */
+function when(iso: string): string {
+  return iso.slice(0, 16).replace('T', ' ');
+}
+
 function pct(v: number | null | undefined): string {
   return v === null || v === undefined ? '–' : `${v}%`;
 }
@@ -60,13 +65,13 @@ export function renderLeaderboard(index: BoardIndex): string {
 <p id="counts">${counts.map(([o, n]) => html`<span class="count" data-outcome="${o}">${o} <b>${n}</b></span> `)}</p>
 <p class="muted">Outcomes that are not grades are shown as their word with their reason, never as an F. A grade compares only with grades under the same ruler.</p></div></header>
 <table class="board" id="board">
-<thead><tr>${sortable('name', 'server')}<th>version</th><th>target</th>${sortable('grade', 'grade', 'descending')}${index.packs.map((p, i) => sortable(`p${i}`, p))}${sortable('outcome', 'outcome')}<th>ruler</th><th>finished</th></tr></thead>
+<thead><tr>${sortable('name', 'server')}<th>version</th><th>target</th>${sortable('grade', 'grade', 'descending')}${index.packs.map((p, i) => sortable(`p${i}`, p))}${sortable('outcome', 'outcome')}<th title="sealmark version / methodology version">ruler</th><th>finished (UTC)</th></tr></thead>
 <tbody>
 ${rows.map(
   (e) => html`<tr data-name="${e.server}" data-target="${e.targetKey}" data-outcome="${e.outcome}" data-grade="${e.outcome === 'graded' ? num(e.grade?.percent) : ''}"${index.packs.map((p, i) => html` data-p${i}="${e.outcome === 'graded' ? num(e.packs[p]) : ''}"`)}>
 <td class="name"><a href="${e.page}">${e.server}</a></td><td>${e.version ?? '–'}</td><td class="target">${e.target}</td>
 <td class="grade-cell">${gradeCell(e)}</td>${index.packs.map((p) => html`<td class="num">${e.outcome === 'graded' ? pct(e.packs[p]) : ''}</td>`)}
-<td class="o">${e.outcome}</td><td class="ruler">${rulerLabel(e.ruler)}</td><td class="when">${e.finishedAt}</td></tr>
+<td class="o">${e.outcome}</td><td class="ruler" title="${rulerLabel(e.ruler)}">${e.ruler.sealmarkVersion} / ${e.ruler.methodologyVersion}</td><td class="when" title="${e.finishedAt}">${when(e.finishedAt)}</td></tr>
 `,
 )}</tbody></table>
 </main>`;
@@ -87,13 +92,13 @@ export function renderServerPage(view: ServerView, index: BoardIndex): string {
 <p class="badge-line">${new Html(badgeSvg(entry.server, main))} <span class="muted">badge: <code>${entry.badge}</code></span></p>
 <p class="muted">${entry.versions.length} version${entry.versions.length === 1 ? '' : 's'} · ${records.length} record${records.length === 1 ? '' : 's'}</p></div></header>
 <section id="latest"><h2>Latest</h2>
-<table class="board"><thead><tr><th>target</th><th>version</th><th>grade</th>${index.packs.map((p) => html`<th>${p}</th>`)}<th>ruler</th><th>finished</th></tr></thead><tbody>
-${entry.latest.map((e) => html`<tr data-target="${e.targetKey}"><td>${e.target}</td><td>${e.version ?? '–'}</td><td class="grade-cell">${gradeCell(e)}</td>${index.packs.map((p) => html`<td class="num">${e.outcome === 'graded' ? pct(e.packs[p]) : ''}</td>`)}<td>${rulerLabel(e.ruler)}</td><td>${e.finishedAt}</td></tr>`)}
+<table class="board"><thead><tr><th>target</th><th>version</th><th>grade</th>${index.packs.map((p) => html`<th>${p}</th>`)}<th>ruler</th><th>finished (UTC)</th></tr></thead><tbody>
+${entry.latest.map((e) => html`<tr data-target="${e.targetKey}"><td>${e.target}</td><td>${e.version ?? '–'}</td><td class="grade-cell">${gradeCell(e)}</td>${index.packs.map((p) => html`<td class="num">${e.outcome === 'graded' ? pct(e.packs[p]) : ''}</td>`)}<td class="ruler">${rulerLabel(e.ruler)}</td><td class="when" title="${e.finishedAt}">${when(e.finishedAt)}</td></tr>`)}
 </tbody></table></section>
 ${diff ? diffSection(diff.older, diff.newer, diff.diff) : html`<section id="diff"><h2>Changes</h2><p class="muted">only one record: nothing to compare yet</p></section>`}
 <section id="history"><h2>History</h2>
-<table class="board" id="history-table"><thead><tr><th>version</th><th>target</th><th>ruler</th><th>grade</th><th>finished</th></tr></thead><tbody>
-${entry.history.map((h) => html`<tr data-version="${h.version ?? ''}" data-outcome="${h.outcome}"><td>${h.version ?? '–'}</td><td>${h.target}</td><td class="ruler">${rulerLabel(h.ruler)}</td><td class="grade-cell">${gradeCell(h)}</td><td>${h.finishedAt}</td></tr>`)}
+<table class="board" id="history-table"><thead><tr><th>version</th><th>target</th><th>ruler</th><th>grade</th><th>finished (UTC)</th></tr></thead><tbody>
+${entry.history.map((h) => html`<tr data-version="${h.version ?? ''}" data-outcome="${h.outcome}"><td>${h.version ?? '–'}</td><td>${h.target}</td><td class="ruler">${rulerLabel(h.ruler)}</td><td class="grade-cell">${gradeCell(h)}</td><td class="when" title="${h.finishedAt}">${when(h.finishedAt)}</td></tr>`)}
 </tbody></table></section>
 <section id="report"><h2>Latest report <span class="muted">· ${main.version ?? '–'} · ${main.target.label}</span></h2>
 ${main.outcome !== 'graded' && html`<section class="banner" id="outcome"><h2>${main.outcome}</h2><p>${main.reason ?? ''}</p><p class="muted">not a grade: the report below is its evidence</p></section>`}
@@ -199,8 +204,9 @@ th[data-sort] button{border:0;background:none;padding:0;font-weight:700;color:va
 th[aria-sort=ascending] button::after{content:" ▲"}th[aria-sort=descending] button::after{content:" ▼"}
 .letter{display:inline-block;min-width:22px;text-align:center;font-weight:800;border-radius:4px;padding:0 4px}
 .outcome{display:inline-block;font-weight:700;font-size:12px;padding:1px 6px;border-radius:4px;background:var(--na);color:#fff}
-.reason{font-size:12.5px;color:var(--muted);overflow-wrap:anywhere}
-td.target,td.ruler,td.when{font-size:12.5px;color:var(--muted);overflow-wrap:anywhere}
+.grade-cell{white-space:nowrap}.reason{white-space:normal;font-size:12.5px;color:var(--muted);overflow-wrap:anywhere}
+td.target{font-size:12.5px;color:var(--muted);overflow-wrap:anywhere}
+td.ruler,td.when{white-space:nowrap;font-size:12.5px;color:var(--muted)}
 #counts .count{margin-right:12px}
 .crumbs{margin:0 0 8px}.crumbs a,td.name a{color:var(--accent)}
 section#latest,section#diff,section#history,section#report{margin-top:22px}
