@@ -14,8 +14,8 @@ import { Html, html, letterClass, page, reportBody } from '../report/reporters/h
 import { badgeSvg } from './badge.js';
 import type { BoardEntry, BoardIndex, ServerView } from './board.js';
 import type { RecordDiff } from './diff.js';
-import { rulerLabel } from './order.js';
-import type { FleetOutcome, FleetRecord } from './types.js';
+import { compareRulers, rulerLabel } from './order.js';
+import type { FleetOutcome, FleetRecord, Ruler } from './types.js';
 
 /** The grade cell: letter and percent, or the outcome word and its reason. */
 function gradeCell(e: Pick<BoardEntry, 'outcome' | 'reason' | 'grade'>): Html {
@@ -56,6 +56,9 @@ function byGrade(a: BoardEntry, b: BoardEntry): number {
 /** Renders index.html from the index. */
 export function renderLeaderboard(index: BoardIndex): string {
   const rows = index.servers.flatMap((s) => s.latest).sort(byGrade);
+  // A grade compares only under the same ruler: rows graded by an older one say so.
+  const newest = rows.map((e) => e.ruler).reduce<Ruler | null>((a, b) => (a === null || compareRulers(b, a) > 0 ? b : a), null);
+  const older = (e: BoardEntry): boolean => newest !== null && compareRulers(e.ruler, newest) < 0;
   const counts = Object.entries(index.counts).sort(([a], [b]) => (a === 'graded' ? -1 : b === 'graded' ? 1 : a.localeCompare(b)));
   const sortable = (key: string, label: string, sort: 'ascending' | 'descending' | 'none' = 'none'): Html =>
     html`<th data-sort="${key}" aria-sort="${sort}"><button type="button">${label}</button></th>`;
@@ -71,7 +74,7 @@ ${rows.map(
   (e) => html`<tr data-name="${e.server}" data-target="${e.targetKey}" data-outcome="${e.outcome}" data-grade="${e.outcome === 'graded' ? num(e.grade?.percent) : ''}"${index.packs.map((p, i) => html` data-p${i}="${e.outcome === 'graded' ? num(e.packs[p]) : ''}"`)}>
 <td class="name"><a href="${e.page}">${e.server}</a></td><td>${e.version ?? '–'}</td><td class="target">${e.target}</td>
 <td class="grade-cell">${gradeCell(e)}</td>${index.packs.map((p) => html`<td class="num">${e.outcome === 'graded' ? pct(e.packs[p]) : ''}</td>`)}
-<td class="o">${e.outcome}</td><td class="ruler" title="${rulerLabel(e.ruler)}">${e.ruler.sealmarkVersion} / ${e.ruler.methodologyVersion}</td><td class="when" title="${e.finishedAt}">${when(e.finishedAt)}</td></tr>
+<td class="o">${e.outcome}</td><td class="ruler" title="${rulerLabel(e.ruler)}">${e.ruler.sealmarkVersion} / ${e.ruler.methodologyVersion}${older(e) && html` <span class="tag older-ruler">older ruler</span>`}</td><td class="when" title="${e.finishedAt}">${when(e.finishedAt)}</td></tr>
 `,
 )}</tbody></table>
 </main>`;
@@ -164,6 +167,7 @@ const SORT_SCRIPT = `
   function numOf(tr, key) { var v = tr.getAttribute('data-' + key); return v === null || v === '' ? null : Number(v); }
   function byName(a, b) { return (a.getAttribute('data-name') || '').localeCompare(b.getAttribute('data-name') || '', 'en') || (a.getAttribute('data-target') || '').localeCompare(b.getAttribute('data-target') || '', 'en'); }
   function group(tr, key) { if (tr.getAttribute('data-outcome') !== 'graded') return 2; return numOf(tr, key) === null ? 1 : 0; }
+  function orNone(n) { return n === null ? -1 : n; }
   function rank(o) { var i = ORDER.indexOf(o); return i < 0 ? ORDER.length : i; }
   function compare(key, desc) {
     var sign = desc ? -1 : 1;
@@ -171,7 +175,7 @@ const SORT_SCRIPT = `
       if (key === 'name') return sign * byName(a, b);
       if (key === 'outcome') {
         var oa = a.getAttribute('data-outcome'), ob = b.getAttribute('data-outcome');
-        return sign * (rank(oa) - rank(ob) || oa.localeCompare(ob)) || (numOf(b, 'grade') || -1) - (numOf(a, 'grade') || -1) || byName(a, b);
+        return sign * (rank(oa) - rank(ob) || oa.localeCompare(ob)) || orNone(numOf(b, 'grade')) - orNone(numOf(a, 'grade')) || byName(a, b);
       }
       var ga = group(a, key), gb = group(b, key);
       if (ga !== gb) return ga - gb;

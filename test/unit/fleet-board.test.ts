@@ -244,6 +244,11 @@ describe('the index and pages', () => {
     expect(names).toEqual(['b.example/two', '&lt;img src=x onerror=alert(1)&gt;', 'a.example/one']);
     expect(page).toMatch(/<span class="outcome" data-outcome="needs-config">needs-config<\/span><div class="reason">needs WEATHER_KEY &lt;img/);
     expect(page).not.toMatch(/data-outcome="needs-config"[^\n]*>F</);
+    // Only the row graded under an older ruler says so (b.example/two's latest is under the newest).
+    const tagged = page.split('\n').filter((l) => l.includes('older ruler</span>'));
+    expect(tagged).toHaveLength(0);
+    const withOld = renderLeaderboard(buildBoard([...records, rec({ server: 'c.example/legacy', ruler: OLD_RULER })], 'x').index);
+    expect(withOld.split('<tr ').filter((r) => r.includes('older-ruler')).map((r) => /data-name="([^"]*)"/.exec(r)![1])).toEqual(['c.example/legacy']);
   });
 
   it('writes index.json, index.html, a page and a badge per server, and nothing else', () => {
