@@ -157,6 +157,7 @@ describe.skipIf(!HAVE_BROWSER && !REQUIRE_BROWSER)(TITLE, () => {
 
     // Served sorted by grade, best first; outcomes after the grades.
     let now = await rows(page);
+    const served = now;
     expect(now).toHaveLength(graded.length + others.length);
     const n = graded.length;
     expect(now.map((r) => r.grade).slice(0, n)).toEqual([...percents].sort((a, b) => b - a));
@@ -172,6 +173,8 @@ describe.skipIf(!HAVE_BROWSER && !REQUIRE_BROWSER)(TITLE, () => {
     await page.locator('th[data-sort="grade"] button').click();
     now = await rows(page);
     expect(now.map((r) => r.grade).slice(0, n)).toEqual([...percents].sort((a, b) => b - a));
+    // The script's order is the served one, ties and outcomes included.
+    expect(now).toEqual(served);
 
     // A pack column: core percent, best first, then the rows without one.
     expect(await page.locator('th[data-sort="p0"] button').textContent()).toBe('core');
@@ -242,6 +245,15 @@ describe.skipIf(!HAVE_BROWSER && !REQUIRE_BROWSER)(TITLE, () => {
     expect(await page.locator('#diff .from').textContent()).toContain('1.0.0');
     expect(await page.locator('#diff .to').textContent()).toContain('2.0.0');
     expect(await page.locator('#diff-ruler').count(), 'same ruler').toBe(0);
+    // By check: release 2's ping states no annotations, so annotations went from pass to partial.
+    const before = w1!.report!.checks.find((c) => c.id === 'annotations')!.verdict;
+    const after = w2!.report!.checks.find((c) => c.id === 'annotations')!.verdict;
+    expect([before, after]).toEqual(['pass', 'partial']);
+    const changed = page.locator('#diff-checks tr[data-check="annotations"]');
+    expect(await changed.locator('.verdict').allTextContents()).toEqual(['pass', 'partial']);
+    const verdictChanges = w2!.report!.checks.filter((c) => w1!.report!.checks.find((x) => x.id === c.id)?.verdict !== c.verdict).map((c) => c.id);
+    expect(await page.locator('#diff-checks tbody tr').evaluateAll((trs) => trs.map((t) => t.getAttribute('data-check')))).toEqual(verdictChanges);
+    expect(await page.locator(`#diff-new li[data-fingerprint="${fp(w2!, 'annotations', 'no-read-only-hint', 'ping')}"]`).count()).toBe(1);
 
     await page.screenshot({ path: join(OUT, 'fleet-board-server.png'), fullPage: false });
     // The latest report, drawn by the HTML reporter: its grade and a finding that opens.
