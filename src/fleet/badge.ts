@@ -9,6 +9,7 @@ import type { FleetRecord } from './types.js';
 
 /** Badge colours by letter (shields' brightgreen, green, yellow, orange, red); grey for the rest. */
 export const BADGE_COLOURS: Record<string, string> = { A: '#4c1', B: '#97ca00', C: '#dfb317', D: '#fe7d37', F: '#e05d44' };
+/** The colour of an outcome that is not a grade, and of a grade without a letter. */
 export const BADGE_GREY = '#9f9f9f';
 
 /**

@@ -14,7 +14,7 @@
  * give the same files. The leaderboard only reads records; it never runs or changes anything.
  */
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { packs } from '../packs.js';
 import { badgeSvg } from './badge.js';
 import { renderLeaderboard, renderServerPage } from './board-html.js';
@@ -178,11 +178,12 @@ function writeWhole(file: string, text: string): void {
  */
 export function writeLeaderboard(records: FleetRecord[], outDir: string, options: { generatedAt?: string } = {}): { files: string[] } {
   const { index, views } = buildBoard(records, options.generatedAt ?? new Date().toISOString());
-  mkdirSync(join(outDir, 'servers'), { recursive: true });
-  mkdirSync(join(outDir, 'badges'), { recursive: true });
+  const out = resolve(outDir);
+  mkdirSync(join(out, 'servers'), { recursive: true });
+  mkdirSync(join(out, 'badges'), { recursive: true });
   const files: string[] = [];
   const put = (rel: string, text: string): void => {
-    const file = join(outDir, ...rel.split('/'));
+    const file = join(out, ...rel.split('/'));
     writeWhole(file, text);
     files.push(file);
   };

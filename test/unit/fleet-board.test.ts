@@ -265,6 +265,14 @@ describe('the index and pages', () => {
         expect(page).not.toContain('<img');
         expect(page).not.toMatch(/https?:\/\/(?!www\.w3\.org\/2000\/svg)/);
       }
+      // No records: an empty board, still valid.
+      const empty = mkdtempSync(join(tmpdir(), 'sealmark-board-unit-'));
+      try {
+        expect(writeLeaderboard([], empty).files.map((f) => f.slice(empty.length + 1))).toEqual(['index.json', 'index.html']);
+        expect(JSON.parse(readFileSync(join(empty, 'index.json'), 'utf8'))).toMatchObject({ schemaVersion: BOARD_SCHEMA_VERSION, servers: [], counts: {} });
+      } finally {
+        rmSync(empty, { recursive: true, force: true });
+      }
       // The same records give the same files.
       const again = mkdtempSync(join(tmpdir(), 'sealmark-board-unit-'));
       try {
