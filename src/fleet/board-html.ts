@@ -87,8 +87,7 @@ ${rows.map(
  * the latest report of its main target.
  */
 export function renderServerPage(view: ServerView, index: BoardIndex): string {
-  const { entry, records, diff } = view;
-  const main = records.find((r) => r.server === entry.server && entry.latest[0] && `${r.target.kind} ${r.target.entry}` === entry.latest[0].targetKey) ?? records[0]!;
+  const { entry, records, diff, main } = view;
   const body = html`<main>
 <p class="crumbs"><a href="../index.html">← leaderboard</a></p>
 <header class="top"><div class="meta"><h1 id="server-name">${entry.server}</h1>
@@ -104,7 +103,7 @@ ${diff ? diffSection(diff.older, diff.newer, diff.diff) : html`<section id="diff
 ${entry.history.map((h) => html`<tr data-version="${h.version ?? ''}" data-outcome="${h.outcome}"><td>${h.version ?? '–'}</td><td>${h.target}</td><td class="ruler">${rulerLabel(h.ruler)}</td><td class="grade-cell">${gradeCell(h)}</td><td class="when" title="${h.finishedAt}">${when(h.finishedAt)}</td></tr>`)}
 </tbody></table></section>
 <section id="report"><h2>Latest report <span class="muted">· ${main.version ?? '–'} · ${main.target.label}</span></h2>
-${main.outcome !== 'graded' && html`<section class="banner" id="outcome"><h2>${main.outcome}</h2><p>${main.reason ?? ''}</p><p class="muted">not a grade: the report below is its evidence</p></section>`}
+${main.outcome !== 'graded' && html`<section class="banner" id="outcome"><h2>${main.outcome}</h2><p>${main.reason ?? ''}</p>${main.report && html`<p class="muted">not a grade: the report below is its evidence</p>`}</section>`}
 ${main.report ? reportBody(shownReport(main)) : html`<p class="muted">no report: the job ended before an audit produced one</p>`}
 </section>
 </main>`;

@@ -90,6 +90,8 @@ export interface BoardIndex {
 export interface ServerView {
   entry: BoardServer;
   records: FleetRecord[];
+  /** The latest record of the main target (the first of `entry.latest`): the badge and the report shown. */
+  main: FleetRecord;
   /** The records the diff compares, and the diff; null with fewer than two records of the main target. */
   diff: { older: FleetRecord; newer: FleetRecord; diff: RecordDiff } | null;
 }
@@ -143,17 +145,18 @@ export function buildBoard(records: readonly FleetRecord[], generatedAt: string)
     if (other !== undefined) throw new Error(`servers ${JSON.stringify(other)} and ${JSON.stringify(name)} have the same slug ${slug}`);
     slugs.set(slug, name);
     const sorted = newestFirst(mine);
+    const latest = latestPerTarget(mine);
     const entry: BoardServer = {
       server: name,
       slug,
       page: `servers/${slug}.html`,
       badge: `badges/${slug}.svg`,
       versions: orderVersions(mine),
-      latest: latestPerTarget(mine).map((r) => entryOf(r, slug)),
+      latest: latest.map((r) => entryOf(r, slug)),
       history: sorted.map((r) => ({ version: r.version, target: r.target.label, ruler: r.ruler, outcome: r.outcome, reason: r.outcome === 'graded' ? null : (r.reason ?? ''), grade: r.outcome === 'graded' ? r.grade : null, finishedAt: r.finishedAt })),
     };
     const pair = diffPair(mine);
-    views.push({ entry, records: sorted, diff: pair && { ...pair, diff: diffRecords(pair.older, pair.newer) } });
+    views.push({ entry, records: sorted, main: latest[0]!, diff: pair && { ...pair, diff: diffRecords(pair.older, pair.newer) } });
   }
   const known = packs.map((p) => p.id as string);
   const extra = new Set<string>();
@@ -190,8 +193,7 @@ export function writeLeaderboard(records: FleetRecord[], outDir: string, options
   put('index.json', JSON.stringify(index, null, 2) + '\n');
   put('index.html', renderLeaderboard(index));
   for (const v of views) {
-    const main = v.records.find((r) => targetKey(r) === v.entry.latest[0]?.targetKey) ?? v.records[0]!;
-    put(v.entry.badge, badgeSvg(v.entry.server, main));
+    put(v.entry.badge, badgeSvg(v.entry.server, v.main));
     put(v.entry.page, renderServerPage(v, index));
   }
   return { files };
