@@ -39,13 +39,14 @@ export function escapeHtml(s: string): string {
 }
 
 /** Markup that is already safe: built by {@link html} from escaped parts. */
-class Html {
+export class Html {
   constructor(readonly text: string) {}
 }
-type Part = Html | string | number | null | undefined | false | readonly Part[];
+/** What {@link html} interpolates: markup as is, anything else escaped, arrays joined, null/false/undefined as nothing. */
+export type Part = Html | string | number | null | undefined | false | readonly Part[];
 
 /** Template tag: literal parts are markup, every interpolated value is escaped (arrays joined). */
-function html(strings: TemplateStringsArray, ...parts: Part[]): Html {
+export function html(strings: TemplateStringsArray, ...parts: Part[]): Html {
   let out = strings[0]!;
   parts.forEach((p, i) => (out += fill(p) + strings[i + 1]!));
   return new Html(out);
@@ -85,8 +86,11 @@ ${sections}
 </main>`);
 }
 
-/** The part of a page that shows one report: header, not-audited banner, pack cards, packs. */
-function reportBody(report: Report): Html {
+/**
+ * The part of a page that shows one report: header (with `#grade-letter`), not-audited banner,
+ * pack cards, packs with their checks and findings. Also the fleet leaderboard's server pages.
+ */
+export function reportBody(report: Report): Html {
   const calls = new Map(report.calls.map((c) => [c.seq, c]));
   return html`${header(report)}
 ${notAudited(report)}
@@ -94,26 +98,32 @@ ${packCards(report)}
 ${packs.map((p) => packSection(report, p.id, p.title, calls))}`;
 }
 
-function page(title: string, body: Html): string {
+/**
+ * A whole self-contained page: `title` (escaped), `body` markup, the report's CSS plus `css`, and
+ * one inline `script` (the report's copy and expand-all script unless given), the only script the
+ * page's Content-Security-Policy lets run (by its sha256); no request may leave the page.
+ */
+export function page(title: string, body: Html, script: string = SCRIPT, css = ''): string {
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="${CSP}">
+<meta http-equiv="Content-Security-Policy" content="${cspFor(script)}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>${escapeHtml(title)}</title>
-<style>${CSS}</style>
+<style>${CSS}${css}</style>
 </head>
 <body>
 ${body.text}
-<script>${SCRIPT}</script>
+<script>${script}</script>
 </body>
 </html>
 `;
 }
 
-function letterClass(letter: string | null): string {
+/** The CSS class of a grade letter: `g-A` … `g-F`, or `g-none` for no letter. */
+export function letterClass(letter: string | null): string {
   return letter ? `g-${letter}` : 'g-none';
 }
 
@@ -292,7 +302,7 @@ function suppressions(r: Report): Html | null {
 }
 
 /** Copy buttons beside replay lines and an expand/collapse-all button; the page works without it. */
-const SCRIPT = `
+export const SCRIPT = `
 (function () {
   document.querySelectorAll('[data-copy]').forEach(function (el) {
     var b = document.createElement('button');
@@ -324,14 +334,16 @@ const SCRIPT = `
 `;
 
 /** No request may leave the page: only the inline style and this exact script are allowed. */
-const CSP = [
-  "default-src 'none'",
-  "style-src 'unsafe-inline'",
-  `script-src 'sha256-${createHash('sha256').update(SCRIPT).digest('base64')}'`,
-  "img-src data:",
-  "base-uri 'none'",
-  "form-action 'none'",
-].join('; ');
+function cspFor(script: string): string {
+  return [
+    "default-src 'none'",
+    "style-src 'unsafe-inline'",
+    `script-src 'sha256-${createHash('sha256').update(script).digest('base64')}'`,
+    "img-src data:",
+    "base-uri 'none'",
+    "form-action 'none'",
+  ].join('; ');
+}
 
 const CSS = `
 table.summary { border-collapse: collapse; margin: 1em 0; }
