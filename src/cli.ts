@@ -157,7 +157,7 @@ export async function main(argv: string[]): Promise<number> {
       code = await runCall(command, opts);
     });
 
-  const fleet = program.command('fleet').description('Grade many servers (SPEC section 10): sealmark fleet run <targets…> --store <dir>');
+  const fleet = program.command('fleet').description('Grade many servers (SPEC section 10): sealmark fleet run <targets…> --store <dir>, then sealmark fleet report --store <dir>');
   fleet
     .command('run')
     .description('Grade every job of the targets into a store, --jobs at a time; a re-run grades only what is new')
@@ -173,6 +173,15 @@ export async function main(argv: string[]): Promise<number> {
     .action(async (targets: string[], opts) => {
       const { runFleetRun } = await import('./commands/fleet.js');
       code = await runFleetRun(targets, opts);
+    });
+  fleet
+    .command('report')
+    .description('Write the leaderboard of a store: index.json, index.html, a page and an SVG badge per server')
+    .option('--store <dir>', 'the folder that keeps the store (fleet.db)')
+    .option('--output <dir>', 'where to write it (default: <store>/report)')
+    .action(async (opts) => {
+      const { runFleetReport } = await import('./commands/fleet.js');
+      code = await runFleetReport(opts);
     });
 
   program

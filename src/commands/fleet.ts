@@ -61,3 +61,31 @@ export async function runFleetRun(targets: string[], opts: FleetRunCliOptions): 
   for (const f of summary.failed) process.stderr.write(`sealmark: fleet job ${f.jobId} could not be run: ${f.error}\n`);
   return summary.failed.length > 0 ? 1 : 0;
 }
+
+export interface FleetReportCliOptions {
+  store?: string;
+  output?: string;
+}
+
+/**
+ * Runs `sealmark fleet report --store <dir> [--output <dir>]`: reads every record of the store
+ * (read-only, so it may run beside a runner) and writes the leaderboard (fleet/board.ts) into
+ * `--output`, default `<store>/report`. Prints the index page's path. Resolves to 0; throws
+ * UsageError (exit 2) for a missing option or a folder with no store.
+ */
+export async function runFleetReport(opts: FleetReportCliOptions): Promise<number> {
+  if (!opts.store) throw new UsageError('fleet report: --store <dir> is required (the folder that keeps fleet.db)');
+  const [{ FleetStore }, { writeLeaderboard }, { join, resolve }] = await Promise.all([import('../fleet/store.js'), import('../fleet/board.js'), import('node:path')]);
+  const store = FleetStore.openReadOnly(opts.store);
+  let records;
+  try {
+    records = store.records();
+  } finally {
+    store.close();
+  }
+  const out = resolve(opts.output ?? join(opts.store, 'report'));
+  const { files } = writeLeaderboard(records, out);
+  const servers = new Set(records.map((r) => r.server)).size;
+  process.stdout.write(`sealmark: fleet report of ${servers} server${servers === 1 ? '' : 's'} (${records.length} record${records.length === 1 ? '' : 's'}): ${join(out, 'index.html')} (${files.length} files)\n`);
+  return 0;
+}

@@ -1,7 +1,7 @@
 /**
  * The data model of `sealmark fleet` (SPEC section 10): a job is one (server, version, target) to
  * grade, a record is what one job gave under one ruler. The runner (run.ts) makes records, the
- * store (store.ts) keeps them, the leaderboard (report.ts) only reads them.
+ * store (store.ts) keeps them, the leaderboard (board.ts) only reads them.
  */
 import type { Report } from '../report/build.js';
 

@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BoardIndex } from '../../src/fleet/board.js';
 import { BIN, runCli, type CliRun } from '../helpers/cli.js';
 import { startHttpFixture, type HttpFixture } from '../helpers/http.js';
 import { startNpmRegistry, type NpmRegistry } from '../helpers/registries.js';
@@ -194,6 +195,23 @@ describe('fleet run', () => {
       } finally {
         s.close();
       }
+
+      // fleet report: the store's records as a leaderboard, each server with its history and badge.
+      const board = join(work, 'board');
+      const rep = await runCli(['fleet', 'report', '--store', store, '--output', board], { env: env(), cwd: work });
+      expect(rep.code, rep.stderr).toBe(0);
+      expect(rep.stdout).toContain(`fleet report of 5 servers (7 records): ${join(board, 'index.html')}`);
+      const index = JSON.parse(readFileSync(join(board, 'index.json'), 'utf8')) as BoardIndex;
+      expect(index.servers.map((x) => x.server).sort()).toEqual([...new Set(afterRe.map((r) => r.server))].sort());
+      const echoEntry = index.servers.find((x) => x.server === 'io.github.fixture/echo')!;
+      expect(echoEntry.versions).toEqual(['1.0.0', '1.1.0']);
+      expect(echoEntry.latest[0]).toMatchObject({ version: '1.1.0', outcome: 'graded', grade: added.grade });
+      expect(echoEntry.history.map((h) => h.version)).toEqual(['1.1.0', '1.0.0']);
+      expect(readFileSync(join(board, echoEntry.badge), 'utf8')).toContain(`>${added.grade!.letter}<`);
+      const keyEntry = index.servers.find((x) => x.server === 'io.github.fixture/needs-key')!;
+      expect(keyEntry.latest[0]).toMatchObject({ outcome: 'needs-config', grade: null });
+      expect(readFileSync(join(board, keyEntry.badge), 'utf8')).toContain('>needs-config<');
+      expect(readFileSync(join(board, 'index.html'), 'utf8')).toContain('ECHO_API_KEY');
 
       expect(await settle(leftovers)).toEqual([]);
       expect(await settle(scratchEntries)).toEqual([]);
