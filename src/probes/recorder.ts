@@ -6,7 +6,7 @@ import { classifyReply } from '../classify.js';
 import { scanSecrets, type SecretSet } from '../secrets.js';
 import type { OpenFailure, Session } from '../target/session.js';
 import type { ExitInfo } from '../target/stdio-transport.js';
-import type { Exchange, RequestOptions } from '../target/wire.js';
+import type { Exchange, RequestOptions, WireError } from '../target/wire.js';
 import type { Classification, ProbeCall, Reply } from '../types.js';
 
 /** Progress of a run, for the TTY progress line. */
@@ -328,6 +328,8 @@ export class Recorder {
     const call: ProbeCall = { seq: this.logged + 1, probe, gatherer: this.current.phase, exchange, ...extra };
     if (this.share && this.share.of > 1) call.instance = this.share.instance;
     this.rescan(call);
+    if (probe === 'liveness') elideListing(call.exchange);
+    capReplyStrings(call.exchange);
     this.calls.push(call);
     if (this.share && this.share.log !== this.calls) this.share.log.push(call);
     this.startOf.set(call.seq, this.session);
@@ -422,4 +424,66 @@ function replayRequest(sent: string): { method: string; params: unknown; options
     const marker = 'sealmark-replay-params';
     return { method, params: marker, options: { splice: { marker, text: m[2] } } };
   }
+}
+
+/**
+ * Drops the tools of a liveness listing once its reply has been scanned: a liveness check is
+ * judged only by whether an answer came (SPEC section 3 step 3), and a server with thousands of
+ * tools would otherwise have its whole listing kept once per tool probed (3,000 tools of 2 KB,
+ * a listing after each tool: gigabytes). The reply keeps its shape, with `tools: []` and
+ * `toolsNotKept: <count>`; the transcript keeps the listing as it came.
+ */
+export function elideListing(exchange: Exchange): void {
+  const r = exchange.reply;
+  if (r.kind !== 'response' || typeof r.result !== 'object' || r.result === null) return;
+  const tools = (r.result as { tools?: unknown }).tools;
+  if (!Array.isArray(tools) || tools.length === 0) return;
+  const result = { ...(r.result as Record<string, unknown>), tools: [], toolsNotKept: tools.length };
+  exchange.reply = { ...r, result, raw: typeof r.raw === 'object' && r.raw !== null ? { ...(r.raw as Record<string, unknown>), result } : r.raw };
+}
+
+/** Longest string (characters) a recorded reply keeps; a report shows at most 4,096 characters of a reply. */
+export const KEPT_STRING_CHARS = 64 * 1024;
+
+/**
+ * Cuts every string of a recorded reply longer than {@link KEPT_STRING_CHARS} to that length, with
+ * `…[sealmark: N more characters not kept]` after it, once the reply has been classified and
+ * scanned for leaks and secrets (which read it whole). Checks quote at most a few hundred
+ * characters, so nothing they judge changes; a server that answers every call with megabytes (a
+ * 1 MB error text on each of hundreds of calls) no longer holds them all in memory until the end.
+ */
+export function capReplyStrings(exchange: Exchange): void {
+  const r = exchange.reply;
+  if (r.kind !== 'response' && r.kind !== 'malformed') return;
+  let cut = false;
+  const walk = (v: unknown, depth: number): unknown => {
+    if (typeof v === 'string') {
+      if (v.length <= KEPT_STRING_CHARS) return v;
+      cut = true;
+      return `${v.slice(0, KEPT_STRING_CHARS)}…[sealmark: ${v.length - KEPT_STRING_CHARS} more characters not kept]`;
+    }
+    if (typeof v !== 'object' || v === null || depth > 64) return v;
+    if (Array.isArray(v)) {
+      let changed = false;
+      const out = v.map((x) => {
+        const y = walk(x, depth + 1);
+        if (y !== x) changed = true;
+        return y;
+      });
+      return changed ? out : v;
+    }
+    let changed = false;
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) {
+      const y = walk(x, depth + 1);
+      if (y !== x) changed = true;
+      out[k] = y;
+    }
+    return changed ? out : v;
+  };
+  const raw = walk(r.raw, 0);
+  if (!cut) return;
+  // result and error are read from the capped raw message, as readResponse reads them.
+  const m = raw as { result?: unknown; error?: WireError };
+  exchange.reply = r.kind === 'response' ? { ...r, raw, ...('result' in r ? { result: m?.result } : {}), ...(r.error ? { error: m?.error ?? r.error } : {}) } : { ...r, raw };
 }

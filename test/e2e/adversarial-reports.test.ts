@@ -560,6 +560,12 @@ describe('huge-listing.mjs', () => {
     expect(report.status).toBe('audited');
     expect(report.tools).toHaveLength(301);
     expect(report.tools.some((t) => t.name.length === 1024 * 1024)).toBe(true);
+    // The 1 MB error texts are internal errors, as read before they were cut to 64 KiB; the liveness
+    // listings kept only their tool count (recorder.ts elideListing, capReplyStrings).
+    expect(report.calls.filter((c) => c.class === 'internal-error').length).toBeGreaterThan(0);
+    const liveness = report.calls.filter((c) => c.probe === 'liveness' && c.reply.kind === 'response');
+    expect(liveness.length).toBeGreaterThan(0);
+    for (const c of liveness) expect(c.reply.raw).toMatchObject({ result: { tools: [], toolsNotKept: 301 } });
     const errors = validateSarifSchema(readJson(at('huge', 'r.sarif')));
     expect(errors, JSON.stringify(errors).slice(0, 2000)).toEqual([]);
     expect(XMLValidator.validate(readFileSync(at('huge', 'r.xml'), 'utf8'))).toBe(true);

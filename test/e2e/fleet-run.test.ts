@@ -68,13 +68,12 @@ function byServer(recs: FleetRecord[]): Map<string, FleetRecord> {
   return new Map(recs.map((r) => [`${r.server}@${r.version}`, r]));
 }
 
-/** Fixture servers this file starts by path (launch lines), not from the cache, are under here. */
-const FIXTURE_SERVERS = join(root, 'test', 'fixtures');
-
 /**
  * Processes (not this one) started by this file's runners: their environment carries MARK (the
  * runner and the audits), or their command line names the scratch folder (servers started from
- * the cache there) or a fixture server started by path.
+ * the cache there) or MARK (the fixture servers started by path from launch lines get it as an
+ * argument they ignore: the sandbox scrubs their environment, and other test files start the same
+ * fixtures).
  */
 function leftovers(): string[] {
   const out: string[] = [];
@@ -84,7 +83,7 @@ function leftovers(): string[] {
     try {
       const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
       const environ = readFileSync(`/proc/${pid}/environ`, 'utf8');
-      if (environ.includes(MARK) || cmd.includes(work) || cmd.includes(FIXTURE_SERVERS)) out.push(`${pid} ${cmd}`);
+      if (environ.includes(MARK) || cmd.includes(work) || cmd.includes(MARK)) out.push(`${pid} ${cmd}`);
     } catch {
       /* gone */
     }
@@ -318,7 +317,7 @@ describe('fleet run', () => {
     'Ctrl-C: the running audits and their servers are stopped, their folders removed, the store released; the next run takes the job up',
     async () => {
       const lines = join(work, 'hang-line.txt');
-      writeFileSync(lines, `${JSON.stringify(process.execPath)} ${join(root, 'test', 'fixtures', 'packages', 'npm', 'hangs-at-start', 'server.mjs')}\n`);
+      writeFileSync(lines, `${JSON.stringify(process.execPath)} ${join(root, 'test', 'fixtures', 'packages', 'npm', 'hangs-at-start', 'server.mjs')} ${MARK}\n`);
       const store = join(work, 'store-int');
       const runner = spawn(process.execPath, [BIN, 'fleet', 'run', lines, '--store', store, '--deadline', '60'], { cwd: work, env: { ...process.env, ...env() }, stdio: ['ignore', 'ignore', 'pipe'] });
       let stderr = '';
@@ -419,8 +418,9 @@ describe('fleet run', () => {
       const pageFile = join(work, 'page.json');
       writeFileSync(pageFile, JSON.stringify(page));
       const lines = join(work, 'launch-lines.txt');
-      const empty = join(root, 'test', 'fixtures', 'servers', 'empty-tools.mjs');
-      writeFileSync(lines, `# one server a line\n\n${JSON.stringify(process.execPath)} ${join(root, 'test', 'fixtures', 'servers', 'correct-sdk.mjs')}\nnode ${empty}\n`);
+      const empty = `${join(root, 'test', 'fixtures', 'servers', 'empty-tools.mjs')} ${MARK}`;
+      const correct = `${JSON.stringify(process.execPath)} ${join(root, 'test', 'fixtures', 'servers', 'correct-sdk.mjs')} ${MARK}`;
+      writeFileSync(lines, `# one server a line\n\n${correct}\nnode ${empty}\n`);
       const store = join(work, 'store-page');
       const r = await fleet([pageFile, lines, '--store', store, '--jobs', '2']);
       expect(r.code, r.stderr).toBe(0);
@@ -429,13 +429,13 @@ describe('fleet run', () => {
         [
           ['io.github.fixture/cargo-only', '1.0.0', 'package', 'not-runnable'],
           ['io.github.fixture/needs-key', '1.0.0', 'package', 'needs-config'],
-          [`${JSON.stringify(process.execPath)} ${join(root, 'test', 'fixtures', 'servers', 'correct-sdk.mjs')}`, null, 'launch-line', 'graded'],
+          [correct, null, 'launch-line', 'graded'],
           [`node ${empty}`, null, 'launch-line', 'handshake'],
         ].sort(),
       );
       const line = recs.find((x) => x.target.kind === 'launch-line' && x.outcome === 'graded')!;
       expect(line.target.entry).toBe('line 3');
-      expect(line.report?.target.command).toEqual([process.execPath, join(root, 'test', 'fixtures', 'servers', 'correct-sdk.mjs')]);
+      expect(line.report?.target.command).toEqual([process.execPath, join(root, 'test', 'fixtures', 'servers', 'correct-sdk.mjs'), MARK]);
       // 0 tools listed: a handshake outcome with its evidence, not an F.
       const none = recs.find((x) => x.outcome === 'handshake')!;
       expect(none).toMatchObject({ grade: null, packs: {} });

@@ -844,7 +844,13 @@ describe('the limits pack on the reference servers', () => {
     expect(f!.request!.length).toBeLessThanOrEqual(4097);
     expect(f!.replay).toBeUndefined();
     // The write tools get no schema-valid oversized value (a 1 MiB `content` would be a real write).
-    expect(checkOf(r, 'oversized-input').notes).toContain('write_file: oversized-string not sent: the schema admits it and write_file may write: sent only to a read-only tool');
+    // write_file shares an instance with read_multiple_files and comes after it: on a loaded machine
+    // (above) that instance may stop before it, and then says so instead.
+    const notes = checkOf(r, 'oversized-input').notes;
+    const notSent = 'write_file: oversized-string not sent: the schema admits it and write_file may write: sent only to a read-only tool';
+    const stoppedBefore = notes.some((n) => /^probing stopped \(server-gone\); not reached: .*\bwrite_file\b/.test(n));
+    expect(notes.includes(notSent) || stoppedBefore, notes.join('\n')).toBe(true);
+    expect(notes.includes(notSent) && stoppedBefore).toBe(false);
   });
 
   it('memory: no count to bound (n/a); oversized-input and concurrency pass', () => {
