@@ -151,7 +151,9 @@ export async function closeWatch(sandbox: Sandbox | undefined): Promise<void> {
 /**
  * Why calls that may write would change the user's real files, or undefined when the sandbox
  * keeps every write in its copy-on-write layer: a server reached by URL, no sandbox
- * (`--no-sandbox`), or a sandbox without the overlay (not permitted here, or `SEALMARK_NO_OVERLAY=1`).
+ * (`--no-sandbox`), a sandbox without the overlay (not permitted here, or `SEALMARK_NO_OVERLAY=1`),
+ * or an overlay that leaves a path named in the command or environment uncovered (it holds other
+ * mounts, or only the root holds it).
  * The gatherers whose calls are meant to write (default and filler calls, repeats, made-up
  * proposals) make them then only with `--allow-effects` (SPEC: an audit never changes your files).
  */
@@ -159,6 +161,13 @@ export function writesReachYourFiles(sandbox: Sandbox | undefined, remote: boole
   if (remote) return 'a server reached by URL runs outside any sandbox';
   if (!sandbox) return 'no sandbox (--no-sandbox)';
   const iso = sandbox.isolation;
-  if (iso.filesystem === 'overlay') return undefined;
+  if (iso.filesystem === 'overlay' && sandbox.namedUnprotected.length === 0) return undefined;
+  if (iso.filesystem === 'overlay') {
+    const open = sandbox.namedUnprotected;
+    // The reason of the nearest unprotected folder that holds the first of them.
+    const holds = (u: { path: string }) => open[0] === u.path || open[0]!.startsWith(u.path === '/' ? '/' : u.path + '/');
+    const why = iso.unprotected.filter(holds).sort((a, b) => b.path.length - a.path.length)[0]?.why ?? 'see the sandbox line';
+    return `the copy-on-write filesystem does not cover ${open.join(', ')}, where the server was pointed (${why}), so the server's writes there would be real`;
+  }
   return `no copy-on-write filesystem (${iso.unprotected[0]?.why ?? 'overlayfs is not available'}), so the server's writes would be real`;
 }

@@ -94,7 +94,13 @@ export function upperBase(): { dir?: string; why: string } {
  * inside another is covered by it. `extra` adds folders (sealmark's scratch). `uncovered` names the
  * paths that no overlay can cover (a new folder at the root, a path in a kernel file system).
  */
-export function overlayCandidates(command: string, args: string[], env: Record<string, string>, from: string, extra: string[] = []): { folders: string[]; uncovered: OverlayPlan['uncovered'] } {
+export function overlayCandidates(
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+  from: string,
+  extra: string[] = [],
+): { folders: string[]; uncovered: OverlayPlan['uncovered']; required: string[]; named: string[] } {
   const named: string[] = [];
   const look = (text: string) => {
     // The whole value (a path may hold spaces), then `--db=/x/y`, `file:/x`, `a:/x:/y` pieces.
@@ -106,10 +112,20 @@ export function overlayCandidates(command: string, args: string[], env: Record<s
   const uncovered: OverlayPlan['uncovered'] = [];
   const never = (p: string) => p === '/' || (NEVER.some((n) => p === n || p.startsWith(n + '/')) && !p.startsWith('/dev/shm/'));
   const all: string[] = [];
-  for (const p of ['/tmp', '/var/tmp', tmpdir(), homedir(), from, ...extra, ...named, ...writableTopLevel()]) {
+  // The folders that must be protected wherever they lie (the user's data and working places), as
+  // against the rest of the writable filesystem, which is covered where it can be.
+  const required = new Set<string>();
+  const namedFolders = new Set<string>();
+  const wanted = ['/tmp', '/var/tmp', tmpdir(), homedir(), from, ...extra, ...named];
+  for (const p of [...wanted, ...writableTopLevel()]) {
     const f = existingFolder(p);
     if (f === undefined) continue;
-    if (!never(f)) all.push(f);
+    // A named path is the server's data wherever it lies: one no layer covers is reported apart.
+    if (named.includes(p)) namedFolders.add(f);
+    if (!never(f)) {
+      all.push(f);
+      if (wanted.includes(p)) required.add(f);
+    }
     else if (named.includes(p) && !uncovered.some((u) => u.path === p)) {
       uncovered.push({ path: p, why: f === '/' ? 'its nearest existing folder is the root, which cannot be overlaid' : `it lies in ${f}, a kernel or shared-memory file system that is not overlaid` });
     }
@@ -122,7 +138,7 @@ export function overlayCandidates(command: string, args: string[], env: Record<s
     if (uncovered.some((u) => u.path === p) || folders.some((f) => p === f || p.startsWith(f + '/'))) continue;
     if (writable(p)) uncovered.push({ path: p, why });
   }
-  return { folders, uncovered };
+  return { folders, uncovered, required: [...required], named: [...namedFolders] };
 }
 
 /**
@@ -192,21 +208,55 @@ function existingFolder(p: string): string | undefined {
 
 /**
  * Lays out one upper and work folder per candidate under `base`, leaving out candidates that hold
- * other mounts (an overlay would hide them from the server) or that hold `base` itself.
+ * `base` itself. A candidate that holds other mounts (an overlay would hide them from the server)
+ * is not overlaid whole: each `required` folder inside it (a named data path, the working
+ * directory, the home, the temp folders) is covered by the highest folder on its way down that
+ * holds no other mount, so that a mount anywhere else in `/tmp` or `/mnt` leaves the user's data
+ * protected. What stays open (the candidate's other entries; a required folder that itself holds
+ * mounts) is listed in `uncovered`. Paths are real paths.
  */
-export function planOverlay(candidates: string[], base: string): OverlayPlan {
+export function planOverlay(candidates: string[], base: string, required: readonly string[] = []): OverlayPlan {
   const mounts = mountPoints();
-  const layers: OverlayLayer[] = [];
+  const holdsMounts = (dir: string) => mounts.filter((m) => m.startsWith(dir === '/' ? '/' : dir + '/') && m !== dir);
+  const lowers: string[] = [];
   const uncovered: OverlayPlan['uncovered'] = [];
-  candidates.forEach((lower, i) => {
-    if (base === lower || base.startsWith(lower + '/')) return uncovered.push({ path: lower, why: `it holds the overlay's own upper layers (${base})` });
-    const inner = mounts.filter((m) => m.startsWith(lower + '/'));
-    if (inner.length > 0) return uncovered.push({ path: lower, why: `it holds other mounts (${inner.slice(0, 3).join(', ')}), which an overlay would hide` });
+  for (const lower of candidates) {
+    if (base === lower || base.startsWith(lower + '/')) {
+      uncovered.push({ path: lower, why: `it holds the overlay's own upper layers (${base})` });
+      continue;
+    }
+    const inner = holdsMounts(lower);
+    if (inner.length === 0) {
+      lowers.push(lower);
+      continue;
+    }
+    const parts = new Set<string>();
+    for (const r of required) {
+      if (!r.startsWith(lower + '/')) continue;
+      let at = lower;
+      let found: string | undefined;
+      for (const seg of r.slice(lower.length + 1).split('/')) {
+        at = `${at}/${seg}`;
+        if (base === at || base.startsWith(at + '/')) break;
+        if (holdsMounts(at).length === 0) {
+          found = at;
+          break;
+        }
+      }
+      if (found) parts.add(found);
+      else uncovered.push({ path: r, why: `it holds other mounts (${holdsMounts(r).slice(0, 3).join(', ')}), which an overlay would hide` });
+    }
+    const covered = [...parts].filter((p) => ![...parts].some((q) => p.startsWith(q + '/')));
+    lowers.push(...covered);
+    const only = covered.length > 0 ? `; only ${covered.join(', ')} inside it ${covered.length === 1 ? 'is' : 'are'} overlaid` : '';
+    uncovered.push({ path: lower, why: `it holds other mounts (${inner.slice(0, 3).join(', ')}), which an overlay would hide${only}` });
+  }
+  const layers: OverlayLayer[] = lowers.map((lower, i) => {
     const upper = join(base, 'upper', String(i));
     const work = join(base, 'work', String(i));
     mkdirSync(upper, { recursive: true });
     mkdirSync(work, { recursive: true });
-    layers.push({ lower, upper, work });
+    return { lower, upper, work };
   });
   return { layers, uncovered };
 }

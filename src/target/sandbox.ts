@@ -160,6 +160,11 @@ export class Sandbox {
   private unprotected: Isolation['unprotected'] = [];
   /** Why there is no overlay (when there is none). */
   private readonly noOverlay: string;
+  /**
+   * Folders of paths named in the command, its arguments or environment (the server's data) that
+   * no overlay layer covers: a write there would be real (see probes/watch.ts writesReachYourFiles).
+   */
+  namedUnprotected: string[] = [];
 
   private constructor(
     readonly root: string,
@@ -276,9 +281,12 @@ export class Sandbox {
     }
     if (this.overlayBase && !this.layers) {
       const candidates = overlayCandidates(command, args, env, from, [this.root]);
-      const plan = planOverlay(candidates.folders, this.overlayBase);
+      const plan = planOverlay(candidates.folders, this.overlayBase, candidates.required);
       this.layers = plan.layers;
       this.unprotected = [...candidates.uncovered, ...plan.uncovered];
+      // A named path (the server's data) that no layer covers: its writes would be real.
+      const covered = (p: string) => plan.layers.some((l) => p === l.lower || p.startsWith(l.lower + '/'));
+      this.namedUnprotected = candidates.named.filter((p) => !covered(p));
     }
     this.startWatching();
     const script: string[] = [];

@@ -6,7 +6,8 @@
  * report says so and names what was not protected.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accessSync, constants, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { accessSync, constants, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { audit } from '../../src/audit.js';
@@ -14,9 +15,9 @@ import { configRegistry } from '../../src/config/defaults.js';
 import { parseConfig } from '../../src/config/schema.js';
 import { EFFECT_QUIET_MS, networkNamespaceAvailable } from '../../src/target/sandbox.js';
 import type { Report } from '../../src/report/build.js';
-import { checkOf, fixture, LATER_PACKS_OFF } from '../helpers/run.js';
+import { checkOf, fixture, LATER_PACKS_OFF, root } from '../helpers/run.js';
 import { hashes, makeData } from '../helpers/data.js';
-import { runCli } from '../helpers/cli.js';
+import { collectOutput, runCli } from '../helpers/cli.js';
 
 const ONLY_EFFECTS = { checks: { ...LATER_PACKS_OFF, 'robust-input': { enabled: false }, 'strict-arguments': { enabled: false }, 'protocol-errors': { enabled: false } } };
 const linux = process.platform === 'linux' && networkNamespaceAvailable().ok;
@@ -38,7 +39,6 @@ describe.runIf(linux)('an audit of a server that writes to the user’s data by 
   let before: Record<string, string>;
   let shmBefore: Record<string, string>;
   let report: Report;
-  const spool = `/sealmark-overlay-spool-${process.pid}/queue`;
 
   beforeAll(async () => {
     data = makeData();
@@ -46,7 +46,7 @@ describe.runIf(linux)('an audit of a server that writes to the user’s data by 
     writeFileSync(join(shm, 's.txt'), 'first\n');
     before = hashes(data);
     shmBefore = hashes(shm);
-    const args = [fixture('overlay/data-writer.mjs'), '--data', data, '--shm', shm, '--spool', spool];
+    const args = [fixture('overlay/data-writer.mjs'), '--data', data, '--shm', shm];
     report = await audit({ command: process.execPath, args, config: parseConfig(ONLY_EFFECTS, configRegistry()) });
   }, 60_000);
   afterAll(() => {
@@ -58,9 +58,6 @@ describe.runIf(linux)('an audit of a server that writes to the user’s data by 
     expect(report.sandbox.filesystem).toBe('overlay');
     expect(report.sandbox.protected).toEqual(expect.arrayContaining(['/tmp', shm, ...(srvWritable ? ['/srv'] : [])]));
     expect(report.sandbox.note).toContain('copy-on-write filesystem over /tmp');
-    // A named path whose nearest existing folder is the root cannot be overlaid: the report says so.
-    expect(report.sandbox.unprotected).toContainEqual({ path: spool, why: 'its nearest existing folder is the root, which cannot be overlaid' });
-    expect(report.sandbox.note).toContain(`not protected: ${spool} (its nearest existing folder is the root, which cannot be overlaid)`);
   });
 
   it('sees each write with its real path and a summary, attributed to the call that made it', () => {
@@ -89,8 +86,7 @@ describe.runIf(linux)('an audit of a server that writes to the user’s data by 
     expect(report.coverage.tools.every((t) => t.level === 'exercised')).toBe(true);
     const check = checkOf(report, 'default-call-effects');
     expect(check.verdict).toBe('fail');
-    // (Other notes name this machine's folders that hold mounts, e.g. /mnt.)
-    expect(check.notes).toContain(`writes under ${spool} were not seen: its nearest existing folder is the root, which cannot be overlaid`);
+    // (The notes name the places no overlay covers: the root, /run, /dev, and this machine's folders that hold mounts, e.g. /mnt.)
     expect(check.notes.every((n) => /^writes under \S+ were not seen: /.test(n))).toBe(true);
     expect(check.findings.map((f) => [f.tool, f.messageId, f.evidence.quotes])).toEqual([
       ['append_note', 'effect', [`changed ${data}/notes.txt`]],
@@ -113,7 +109,6 @@ describe.runIf(linux)('an audit of a server that writes to the user’s data by 
     expect(hashes(data)).toEqual(before);
     expect(hashes(shm)).toEqual(shmBefore);
     expect(written()).toEqual([]);
-    expect(existsSync(spool)).toBe(false);
   });
 });
 
@@ -331,5 +326,80 @@ describe.runIf(linux)('delayed effects beside an honest read-only tool (a Python
 
   it('leaves the folder as it was', () => {
     expect(readdirSync(dir)).toEqual([]);
+  });
+});
+
+/**
+ * A mount inside a folder the overlay would cover (an AppImage under /tmp, a network drive in the
+ * home, anything under /mnt): the folder cannot be overlaid whole, since the overlay would hide the
+ * mount. The user's data beside the mount must stay protected all the same. The audit runs inside
+ * `unshare -rm`, where the test mounts a tmpfs of its own; nothing of the host's mounts is touched.
+ */
+describe.runIf(linux)('a mount beside the user’s data', () => {
+  let parent: string;
+  let data: string;
+  let holder: string;
+  let before: Record<string, string>;
+  let holderBefore: Record<string, string>;
+  let beside: Report;
+  let inside: Report;
+
+  /** The CLI audit of data-writer.mjs pointed at `dir`, inside a mount namespace where `parent/holder/mnt` is a tmpfs. */
+  const auditWithMount = async (dir: string, tag: string): Promise<Report> => {
+    const out = join(parent, `${tag}.json`);
+    const cli = [process.execPath, join(root, 'bin', 'sealmark.js'), 'audit', '--only', 'default-call-effects', '--format', 'json', '--output', out, '--', process.execPath, fixture('overlay/data-writer.mjs'), '--data', dir];
+    const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+    const script = `mount -t tmpfs none ${q(join(holder, 'mnt'))} && exec ${cli.map(q).join(' ')}`;
+    const run = await collectOutput(spawn('unshare', ['-rm', '--propagation', 'private', 'sh', '-c', script], { cwd: parent, stdio: ['ignore', 'pipe', 'pipe'] }));
+    expect(existsSync(out), run.stderr).toBe(true);
+    return JSON.parse(readFileSync(out, 'utf8')) as Report;
+  };
+
+  beforeAll(async () => {
+    parent = mkdtempSync(join(tmpdir(), 'sealmark-overlay-mount-'));
+    data = join(parent, 'data');
+    holder = join(parent, 'holder');
+    const made = makeData();
+    cpSync(made, data, { recursive: true });
+    rmSync(made, { recursive: true, force: true });
+    mkdirSync(join(holder, 'mnt'), { recursive: true });
+    writeFileSync(join(holder, 'notes.txt'), 'first note\n');
+    before = hashes(data);
+    holderBefore = hashes(holder);
+    beside = await auditWithMount(data, 'beside');
+    inside = await auditWithMount(holder, 'inside');
+  }, 120_000);
+  afterAll(() => {
+    if (parent) rmSync(parent, { recursive: true, force: true });
+  });
+
+  it('overlays the data folder beside the mount, names the folder that holds it, sees the writes and leaves the files unchanged', () => {
+    expect(beside.sandbox.filesystem).toBe('overlay');
+    expect(beside.sandbox.protected).toContain(data);
+    expect(beside.sandbox.unprotected.find((u) => u.path === '/tmp' || parent.startsWith(u.path + '/'))?.why).toMatch(new RegExp(`it holds other mounts \\(.*${join(holder, 'mnt').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}.*\\).*; only .*${data.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+    const check = checkOf(beside, 'default-call-effects');
+    expect(check.verdict).toBe('fail');
+    const appended = beside.calls.find((c) => c.tool === 'append_note' && c.probe === 'default-call');
+    expect(appended?.effects?.map((e) => e.detail)).toContain(`changed ${join(data, 'notes.txt')}`);
+    expect(hashes(data)).toEqual(before);
+  });
+
+  it('makes no call meant to write when a named path lies where only the root holds it, and creates nothing there', async () => {
+    const spool = `/sealmark-overlay-spool-${process.pid}/queue`;
+    const r = await audit({ command: process.execPath, args: [fixture('overlay/data-writer.mjs'), '--data', data, '--spool', spool], config: parseConfig(ONLY_EFFECTS, configRegistry()) });
+    expect(r.sandbox.unprotected).toContainEqual({ path: spool, why: 'its nearest existing folder is the root, which cannot be overlaid' });
+    expect(r.sandbox.note).toContain(`not protected: ${spool} (its nearest existing folder is the root, which cannot be overlaid)`);
+    expect(r.calls.filter((c) => c.probe === 'default-call')).toEqual([]);
+    expect(checkOf(r, 'default-call-effects').notes.join('\n')).toContain('the copy-on-write filesystem does not cover /, where the server was pointed (new entries at the root cannot be overlaid');
+    expect(existsSync(spool)).toBe(false);
+    expect(hashes(data)).toEqual(before);
+  }, 60_000);
+
+  it('makes no call meant to write when the data folder itself holds the mount (its writes would be real), and says why', () => {
+    expect(inside.calls.filter((c) => c.probe === 'default-call')).toEqual([]);
+    const check = checkOf(inside, 'default-call-effects');
+    expect(check.verdict).toBe('n/a');
+    expect(check.notes.join('\n')).toContain(`the copy-on-write filesystem does not cover ${holder}, where the server was pointed (it holds other mounts (${join(holder, 'mnt')})`);
+    expect(hashes(holder)).toEqual(holderBefore);
   });
 });
