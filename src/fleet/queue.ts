@@ -131,6 +131,7 @@ export async function runFleetOnQueue(opts: QueueRunOptions): Promise<FleetSumma
   const store = FleetStore.open(opts.store);
   const out = opts.progress ?? process.stderr;
   let queue: Queue | undefined;
+  let gone = false;
   try {
     await checkQueue(opts.queue);
     await endOrphans(store, store.recover());
@@ -147,10 +148,20 @@ export async function runFleetOnQueue(opts: QueueRunOptions): Promise<FleetSumma
     const pending = new Set(byId.keys());
 
     let lastError = '';
+    let downSince: number | null = null;
+    const timeoutMs = (opts.queueTimeoutSec ?? DEFAULT_QUEUE_TIMEOUT_SEC) * 1000;
+    const wentDown = (why: string) => {
+      if (downSince !== null) return;
+      downSince = Date.now();
+      out.write(`fleet: the queue at ${shownUrl(opts.queue)} does not answer (${why}); waiting up to ${timeoutMs / 1000} s for it\n`);
+    };
     // The events stream would keep each record (a completed event carries the return value):
     // it is kept short here and emptied after each collection.
     queue = new Queue(QUEUE_NAME, { connection, streams: { events: { maxLen: 100 } } });
-    queue.on('error', (e: Error) => (lastError = e.message));
+    queue.on('error', (e: Error) => {
+      lastError = e.message;
+      wentDown(e.message);
+    });
     const q = queue;
     const add = async (ids: readonly string[]) => {
       const entries = ids.map((id) => {
@@ -165,9 +176,7 @@ export async function runFleetOnQueue(opts: QueueRunOptions): Promise<FleetSumma
     for (const j of await q.getJobs(['failed'], 0, -1)) if (j?.id && pending.has(j.id)) await j.remove();
     await add([...pending]);
 
-    const timeoutMs = (opts.queueTimeoutSec ?? DEFAULT_QUEUE_TIMEOUT_SEC) * 1000;
     const pollMs = opts.pollMs ?? 500;
-    let downSince: number | null = null;
     let active = 0;
     const keep = (record: FleetRecord) => {
       // Idempotent: a record for this job under the same ruler is stored once (for a regraded job:
@@ -207,8 +216,11 @@ export async function runFleetOnQueue(opts: QueueRunOptions): Promise<FleetSumma
       active = nowActive;
     };
     while (pending.size > 0) {
+      // A poll waits while Redis is away (the client queues its commands until it reconnects);
+      // the timeout is a backstop for a connection that hangs without an error.
+      const left = downSince === null ? timeoutMs : Math.max(0, timeoutMs - (Date.now() - downSince));
       try {
-        await withTimeout(poll(), Math.min(10_000, timeoutMs), 'no answer');
+        await withTimeout(poll(), Math.min(10_000, left), 'no answer');
         if (downSince !== null) {
           out.write(`fleet: the queue at ${shownUrl(opts.queue)} answers again after ${((Date.now() - downSince) / 1000).toFixed(1)} s\n`);
           downSince = null;
@@ -221,10 +233,9 @@ export async function runFleetOnQueue(opts: QueueRunOptions): Promise<FleetSumma
           }
         }
       } catch (err) {
-        if (downSince === null) {
-          downSince = Date.now();
-          out.write(`fleet: the queue at ${shownUrl(opts.queue)} does not answer (${lastError || (err as Error).message}); waiting up to ${timeoutMs / 1000} s for it\n`);
-        } else if (Date.now() - downSince >= timeoutMs) {
+        wentDown(lastError || (err as Error).message);
+        if (Date.now() - downSince! >= timeoutMs) {
+          gone = true;
           summary.stopped = `the queue at ${shownUrl(opts.queue)} did not answer for ${timeoutMs / 1000} s (${lastError || (err as Error).message}); ${pending.size} job${pending.size === 1 ? '' : 's'} not collected: what the workers finished stays in Redis and the next run collects it`;
           break;
         }
@@ -237,10 +248,11 @@ export async function runFleetOnQueue(opts: QueueRunOptions): Promise<FleetSumma
     return summary;
   } finally {
     // Not waited for long when Redis is gone for good: close() would wait for it, and a
-    // reconnecting client would keep the process alive.
+    // reconnecting client would keep the process alive (disconnect stops it; its promise may
+    // never settle then, so it is not awaited).
     if (queue) {
-      await withTimeout(queue.close(), 2000, 'close').catch(() => undefined);
-      await queue.disconnect().catch(() => undefined);
+      if (!gone) await withTimeout(queue.close(), 2000, 'close').catch(() => undefined);
+      void queue.disconnect().catch(() => undefined);
     }
     store.close();
   }
