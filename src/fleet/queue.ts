@@ -174,6 +174,10 @@ export async function runFleetOnQueue(opts: QueueRunOptions): Promise<FleetSumma
     // A job a dead runner left failed is run again (as the embedded run retries a failed job);
     // one left completed is collected below like any other.
     for (const j of await q.getJobs(['failed'], 0, -1)) if (j?.id && pending.has(j.id)) await j.remove();
+    // A runner killed between storing a record and removing its job left the job: its record is
+    // in the store, so the job goes.
+    const known = new Set(planned.map((p) => p.job.id));
+    for (const j of await q.getJobs(['completed'], 0, -1)) if (j?.id && known.has(j.id) && !pending.has(j.id) && store.hasRecord(j.id, ruler)) await j.remove();
     await add([...pending]);
 
     const pollMs = opts.pollMs ?? 500;

@@ -21,6 +21,7 @@ import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } fro
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, runCli, type CliRun } from '../helpers/cli.js';
@@ -377,6 +378,68 @@ describe.skipIf(!HAVE_REDIS && !REQUIRE_REDIS)(TITLE, () => {
     },
     SLOW,
   );
+
+  it(
+    'the runner killed with SIGKILL mid-run: the workers go on, the same command again collects the rest, every job recorded once, Redis emptied',
+    async () => {
+      const targets = join(work, 'runner-kill-targets');
+      mkdirSync(targets);
+      for (const f of ['echo.json', 'needs-key.json', 'cargo-only.json']) cpSync(join(FIXTURES, 'servers', f), join(targets, f));
+      cpSync(join(FIXTURES, 'echo-1.1.0.json'), join(targets, 'echo-1.1.0.json'));
+      const redis = await startRedis(join(work, 'redis-runner-kill'));
+      const store = join(work, 'store-runner-kill');
+      const a = startWorker(redis.url);
+      const args = [BIN, 'fleet', 'run', targets, '--store', store, '--queue', redis.url, '--deadline', '120'];
+      const runner = spawn(process.execPath, args, { cwd: work, env: { ...process.env, NO_COLOR: '1', ...env() }, stdio: 'ignore' });
+      const exited = new Promise((res) => runner.once('exit', res));
+      const stored = () => {
+        try {
+          const db = new Database(join(store, 'fleet.db'), { readonly: true, fileMustExist: true });
+          try {
+            return (db.prepare('SELECT COUNT(*) AS n FROM records').get() as { n: number }).n;
+          } finally {
+            db.close();
+          }
+        } catch {
+          return 0;
+        }
+      };
+      await until('the first record stored', () => stored() > 0);
+      runner.kill('SIGKILL');
+      await exited;
+      const before = stored();
+      expect(before).toBeLessThan(4);
+      // The worker finishes every job with no runner collecting.
+      await until('4 jobs handed back', () => attemptLines(a.out()).filter((l) => / handed back$/.test(l.what)).length === 4);
+      const again = await fleet([targets, '--store', store, '--queue', redis.url]);
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stderr).toMatch(new RegExp(`4 jobs: ${4 - before} run .*, ${before} already recorded`));
+      const recs = records(store);
+      expect(recs).toHaveLength(4);
+      expect(new Set(recs.map((r) => r.jobId)).size).toBe(4);
+      // Every job ran once: the second runner collected what the worker finished, it did not run it again.
+      expect(attemptLines(a.out()).filter((l) => l.what === 'started')).toHaveLength(4);
+      const left = await queueKeys(redis.url);
+      expect(left.keys.filter((k) => /:j[0-9a-f]{24}$|:(wait|active|completed|failed|delayed|prioritized)$/.test(k))).toEqual([]);
+      await stopWorker(a);
+    },
+    SLOW,
+  );
+
+  it('a unix socket: redis+unix:///path', async () => {
+    const dir = join(work, 'redis-unix');
+    mkdirSync(dir);
+    const sock = join(dir, 'redis.sock');
+    const proc = spawn('redis-server', ['--port', '0', '--unixsocket', sock, '--dir', dir, '--save', '', '--daemonize', 'no'], { stdio: 'ignore' });
+    const r: RedisServer = { port: 0, dir, url: `redis+unix://${sock}`, proc };
+    redises.add(r);
+    await until('the socket', () => readdirSync(dir).includes('redis.sock'), 10_000);
+    const a = startWorker(r.url);
+    const run = await fleet([join(FIXTURES, 'servers', 'cargo-only.json'), '--store', join(work, 'store-unix'), '--queue', r.url]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(records(join(work, 'store-unix')).map((x) => x.outcome)).toEqual(['not-runnable']);
+    await stopWorker(a);
+  });
 
   it('a queue gone for good stops the run with an error in bounded time; a worker exits at once when Redis does not answer', async () => {
     const redis = await startRedis(join(work, 'redis-gone'));
