@@ -192,7 +192,16 @@ export async function runFleetOnQueue(opts: QueueRunOptions): Promise<FleetSumma
         summary.outcomes[record.outcome] = (summary.outcomes[record.outcome] ?? 0) + 1;
       }
     };
+    // Redis's run_id changes when it restarts: a restart that was quick enough to raise no error
+    // on the client is noticed here too.
+    const runId = async () => /run_id:(\w+)/.exec(await ((await q.getBackend().client) as unknown as Redis).info('server'))?.[1] ?? '';
+    let lastRunId = await runId();
     const poll = async () => {
+      const id = await runId();
+      if (id !== lastRunId) {
+        lastRunId = id;
+        wentDown('it restarted');
+      }
       let collected = 0;
       for (const job of await q.getJobs(['completed'], 0, 999)) {
         if (!job?.id || !pending.has(job.id)) continue;
