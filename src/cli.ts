@@ -157,7 +157,7 @@ export async function main(argv: string[]): Promise<number> {
       code = await runCall(command, opts);
     });
 
-  const fleet = program.command('fleet').description('Grade many servers (SPEC section 10): sealmark fleet run <targets…> --store <dir>, then sealmark fleet report --store <dir>');
+  const fleet = program.command('fleet').description('Grade many servers (SPEC section 10): sealmark fleet run <targets…> --store <dir> [--queue redis://…], sealmark fleet worker --queue redis://…, sealmark fleet report --store <dir>');
   fleet
     .command('run')
     .description('Grade every job of the targets into a store, --jobs at a time; a re-run grades only what is new')
@@ -170,9 +170,22 @@ export async function main(argv: string[]): Promise<number> {
     .option('--fetch-rate <n>', 'most package fetches started per minute per registry type (default 60)')
     .option('--attempts <n>', 'attempts for a flaky outcome (timeout, fetch-failed), with backoff (default 2)')
     .option('--transcripts <dir>', "keep each job's JSON-RPC transcript as <dir>/<job id>.jsonl")
+    .option('--queue <url>', 'put the jobs on a BullMQ queue in Redis (redis://host:port, redis+unix:///path) for sealmark fleet worker, and collect their records')
+    .option('--queue-timeout <sec>', 'with --queue: stop with an error when the queue does not answer for this long (default 120)')
     .action(async (targets: string[], opts) => {
       const { runFleetRun } = await import('./commands/fleet.js');
       code = await runFleetRun(targets, opts);
+    });
+  fleet
+    .command('worker')
+    .description('Run the jobs of a fleet run --queue: a BullMQ worker that hands each record back; SIGINT/SIGTERM close it gracefully')
+    .option('--queue <url>', 'the Redis of the runner: redis://host:port, rediss://…, redis+unix:///path/to/redis.sock')
+    .option('--jobs <n>', 'audits at once (default: half the cores, at least 1)')
+    .option('--fetch-rate <n>', 'most package fetches started per minute per registry type, on this worker (default 60)')
+    .option('--lock-duration <sec>', "seconds a job's lock lasts unless renewed; a killed worker's job runs again after about twice this (default 30)")
+    .action(async (opts) => {
+      const { runFleetWorker } = await import('./commands/fleet.js');
+      code = await runFleetWorker(opts);
     });
   fleet
     .command('report')

@@ -1,6 +1,7 @@
 /**
- * `sealmark fleet run <targets…> --store <dir>` (SPEC section 10): parses the options and runs
- * fleet/run.ts. Exit codes: 0 the run completed (whatever the grades), 1 a job could not be run at
+ * `sealmark fleet run <targets…> --store <dir> [--queue <url>]` and `sealmark fleet worker --queue
+ * <url>` (SPEC section 10): parse the options and run fleet/run.ts (embedded), fleet/queue.ts (the
+ * runner on BullMQ) or fleet/worker.ts. Exit codes: 0 the run completed (whatever the grades), 1 a job could not be run at
  * all because of sealmark itself, 2 usage (a bad option, a bad target file, a store in use).
  */
 import { availableParallelism } from 'node:os';
@@ -15,6 +16,8 @@ export interface FleetRunCliOptions {
   fetchRate?: string;
   attempts?: string;
   transcripts?: string;
+  queue?: string;
+  queueTimeout?: string;
 }
 
 /**
@@ -46,20 +49,54 @@ export async function runFleetRun(targets: string[], opts: FleetRunCliOptions): 
   const deadlineSec = parseNumber('--deadline', opts.deadline, DEFAULT_DEADLINE_SEC, 1, 86_400, true);
   const fetchRate = parseNumber('--fetch-rate', opts.fetchRate, DEFAULT_FETCH_RATE, 1, 100_000, true);
   const maxAttempts = parseNumber('--attempts', opts.attempts, 2, 1, 10);
-  const { runFleet } = await import('../fleet/run.js');
-  const summary = await runFleet({
-    targets,
-    store: opts.store,
-    jobs,
-    deadlineSec,
-    regrade: opts.regrade ?? [],
-    callRemotes: opts.callRemotes === true,
-    fetchRate,
-    maxAttempts,
-    ...(opts.transcripts ? { transcripts: opts.transcripts } : {}),
-  });
+  const regrade = opts.regrade ?? [];
+  const callRemotes = opts.callRemotes === true;
+  let summary;
+  if (opts.queue !== undefined) {
+    // The workers run the jobs: --jobs and --fetch-rate are theirs, transcripts stay on their machines.
+    if (opts.jobs !== undefined || opts.fetchRate !== undefined || opts.transcripts !== undefined) throw new UsageError('fleet run --queue: --jobs, --fetch-rate and --transcripts belong to the workers (sealmark fleet worker)');
+    const queueTimeoutSec = parseNumber('--queue-timeout', opts.queueTimeout, 120, 1, 86_400, true);
+    const { runFleetOnQueue } = await import('../fleet/queue.js');
+    summary = await runFleetOnQueue({ targets, store: opts.store, queue: opts.queue, deadlineSec, regrade, callRemotes, maxAttempts, queueTimeoutSec });
+  } else {
+    if (opts.queueTimeout !== undefined) throw new UsageError('fleet run: --queue-timeout goes with --queue');
+    const { runFleet } = await import('../fleet/run.js');
+    summary = await runFleet({
+      targets,
+      store: opts.store,
+      jobs,
+      deadlineSec,
+      regrade,
+      callRemotes,
+      fetchRate,
+      maxAttempts,
+      ...(opts.transcripts ? { transcripts: opts.transcripts } : {}),
+    });
+  }
+  if (summary.stopped) process.stderr.write(`sealmark: fleet run stopped: ${summary.stopped}\n`);
   for (const f of summary.failed) process.stderr.write(`sealmark: fleet job ${f.jobId} could not be run: ${f.error}\n`);
-  return summary.failed.length > 0 ? 1 : 0;
+  return summary.failed.length > 0 || summary.stopped ? 1 : 0;
+}
+
+export interface FleetWorkerCliOptions {
+  queue?: string;
+  jobs?: string;
+  fetchRate?: string;
+  lockDuration?: string;
+}
+
+/**
+ * Runs `sealmark fleet worker --queue <url> [--jobs N] [--fetch-rate N] [--lock-duration sec]`
+ * (fleet/worker.ts) until SIGINT or SIGTERM; resolves to 0 once closed. Throws UsageError (exit 2)
+ * for a bad option and when the queue does not answer at start.
+ */
+export async function runFleetWorker(opts: FleetWorkerCliOptions): Promise<number> {
+  if (!opts.queue) throw new UsageError('fleet worker: --queue redis://host:port is required (the Redis of the runner, sealmark fleet run --queue)');
+  const jobs = parseNumber('--jobs', opts.jobs, defaultJobs(), 1, 64);
+  const fetchRate = parseNumber('--fetch-rate', opts.fetchRate, DEFAULT_FETCH_RATE, 1, 100_000, true);
+  const { runWorker, DEFAULT_LOCK_SEC } = await import('../fleet/worker.js');
+  const lockSec = parseNumber('--lock-duration', opts.lockDuration, DEFAULT_LOCK_SEC, 1, 3600, true);
+  return runWorker({ queue: opts.queue, jobs, fetchRate, lockSec });
 }
 
 export interface FleetReportCliOptions {

@@ -18,6 +18,8 @@ export interface FleetSummary {
   failed: { jobId: string; error: string }[];
   /** ms the run took. */
   ms: number;
+  /** Set when the run stopped before every job was done (a queue that went away): why, in one line. */
+  stopped?: string;
 }
 
 /**

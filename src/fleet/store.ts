@@ -255,6 +255,11 @@ export class FleetStore {
     return !!this.db.prepare('SELECT 1 FROM records WHERE job_id = ? AND sealmark_version = ? AND methodology_version = ? LIMIT 1').get(jobId, ruler.sealmarkVersion, ruler.methodologyVersion);
   }
 
+  /** True when the job has a record that finished at `finishedAt` (ISO 8601): that very record is stored. */
+  hasRecordAt(jobId: string, finishedAt: string): boolean {
+    return !!this.db.prepare('SELECT 1 FROM records WHERE job_id = ? AND finished_at = ? LIMIT 1').get(jobId, finishedAt);
+  }
+
   /** One job, or undefined. */
   job(id: string): StoredJob | undefined {
     const row = this.db.prepare('SELECT * FROM jobs WHERE id = ?').get(id) as JobRow | undefined;
