@@ -145,6 +145,8 @@ async function bareClient(target, sessions, cwd) {
   const t0 = performance.now();
   for (const s of sessions) {
     const child = spawn(target.command, target.args, { cwd, env: { ...process.env, ...target.env }, stdio: ['pipe', 'pipe', 'ignore'] });
+    // A server that exits on a message (rmcp on array params) closes the pipe under the next write.
+    child.stdin.on('error', () => {});
     const waiting = new Map();
     let onExit = () => {};
     child.once('exit', () => onExit());

@@ -78,6 +78,7 @@ async function timedAudit(sandbox = false) {
 async function rawClient(requests) {
   const t0 = performance.now();
   const child = spawn(process.execPath, [FIXTURE], { stdio: ['pipe', 'pipe', 'ignore'] });
+  child.stdin.on('error', () => {});
   const waiting = new Map();
   createInterface({ input: child.stdout }).on('line', (line) => {
     let msg;
@@ -214,6 +215,7 @@ async function main() {
   for (const id of BENCH_SERVERS) {
     const many = await benchServer(id);
     const one = await benchServer(id, 1);
+    process.stderr.write(`bench: ${id}: wall ${fmt(many.wallMs)} ms (${many.instances} instances), ${fmt(one.wallMs)} ms with --instances 1\n`);
     real.push({ ...many, label: `${id} (${many.instances} instance${many.instances === 1 ? '' : 's'})`, same: JSON.stringify(many.verdicts) === JSON.stringify(one.verdicts) });
     real.push({ ...one, label: `${id} --instances 1` });
   }
