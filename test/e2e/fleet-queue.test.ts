@@ -31,6 +31,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { processesWith } from '../helpers/procs.js';
 import { BIN, runCli, type CliRun } from '../helpers/cli.js';
 import { startNpmRegistry, type NpmRegistry } from '../helpers/registries.js';
 import { root } from '../helpers/run.js';
@@ -175,19 +176,7 @@ function essence(r: FleetRecord): unknown {
 
 /** Processes started by this file's runners and workers (their environment carries MARK), or naming the scratch folder. */
 function leftovers(): string[] {
-  const out: string[] = [];
-  for (const n of readdirSync('/proc')) {
-    const pid = Number(n);
-    if (!Number.isInteger(pid) || pid === process.pid) continue;
-    try {
-      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
-      const environ = readFileSync(`/proc/${pid}/environ`, 'utf8');
-      if (environ.includes(MARK) || cmd.includes(scratch)) out.push(`${pid} ${cmd}`);
-    } catch {
-      /* gone */
-    }
-  }
-  return out;
+  return processesWith([MARK, scratch]);
 }
 
 async function settle(check: () => string[], ms = 10_000): Promise<string[]> {

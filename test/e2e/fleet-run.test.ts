@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BoardIndex } from '../../src/fleet/board.js';
+import { processesWith } from '../helpers/procs.js';
 import { BIN, runCli, type CliRun } from '../helpers/cli.js';
 import { startHttpFixture, type HttpFixture } from '../helpers/http.js';
 import { startNpmRegistry, type NpmRegistry } from '../helpers/registries.js';
@@ -76,19 +77,7 @@ function byServer(recs: FleetRecord[]): Map<string, FleetRecord> {
  * fixtures).
  */
 function leftovers(): string[] {
-  const out: string[] = [];
-  for (const n of readdirSync('/proc')) {
-    const pid = Number(n);
-    if (!Number.isInteger(pid) || pid === process.pid) continue;
-    try {
-      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
-      const environ = readFileSync(`/proc/${pid}/environ`, 'utf8');
-      if (environ.includes(MARK) || cmd.includes(work) || cmd.includes(MARK)) out.push(`${pid} ${cmd}`);
-    } catch {
-      /* gone */
-    }
-  }
-  return out;
+  return processesWith([MARK, work]);
 }
 
 /**
