@@ -9,11 +9,11 @@
  * file (exit 2), never a crash. Nothing here starts or fetches anything.
  */
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { extname, join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { readClientConfig } from '../client-config.js';
-import { parseServerJson, planServerJson, type ServerJson } from '../target/server-json.js';
+import { parseServerJson, planServerJson, readTextFile, type ServerJson } from '../target/server-json.js';
 import { recognizeLauncher, type Ecosystem } from '../target/launch.js';
 import type { FleetJob, FleetTarget } from './types.js';
 
@@ -91,13 +91,7 @@ function jsonFilesUnder(dir: string): string[] {
 
 /** One file: JSON (server.json, list item, list page, client config) or, otherwise, launch lines. */
 function readTargetFile(file: string, inFolder: boolean): PlannedJob[] {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    throw new UsageError(`${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
-  }
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  const text = readTextFile(file);
   const looksJson = extname(file) === '.json' || /^\s*[{[]/.test(text);
   if (!looksJson) return launchLines(file, text);
   let raw: unknown;

@@ -190,19 +190,27 @@ const serverSchema = z.object({
 });
 
 /**
- * Reads the `server.json` at `path` (UTF-8, a BOM allowed) with {@link parseServerJson}.
- * Throws UsageError (exit 2) naming the file when it cannot be read, is not JSON, or is not a
- * valid server.json (the message names the first wrong field, e.g.
- * `<path>: packages[1].registryType: expected a string (got 3)`).
+ * The text of the file at `path` as UTF-8, without a leading byte-order mark. Throws UsageError
+ * (exit 2) naming the file when it cannot be read. Shared by every reader of target files.
  */
-export function readServerJson(path: string): ServerJson {
+export function readTextFile(path: string): string {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
     throw new UsageError(`${path}: cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
   }
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+/**
+ * Reads the `server.json` at `path` (UTF-8, a BOM allowed) with {@link parseServerJson}.
+ * Throws UsageError (exit 2) naming the file when it cannot be read, is not JSON, or is not a
+ * valid server.json (the message names the first wrong field, e.g.
+ * `<path>: packages[1].registryType: expected a string (got 3)`).
+ */
+export function readServerJson(path: string): ServerJson {
+  const text = readTextFile(path);
   let raw: unknown;
   try {
     raw = JSON.parse(text);
