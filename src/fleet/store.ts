@@ -19,11 +19,38 @@
  * audit processes they had, so the caller can end them.
  */
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { UsageError } from '../errors.js';
 import { processStartTime } from '../target/process-tree.js';
 import type { FleetJob, FleetOutcome, FleetRecord, FleetTarget, Ruler } from './types.js';
+
+let sqlite: typeof Database | undefined;
+
+/**
+ * better-sqlite3 is an optional dependency: it is a native addon, and where neither a prebuilt
+ * binary (GitHub) nor Node's headers (nodejs.org, or `npm_config_nodedir`) can be had, `npm ci`
+ * skips it rather than failing the install of the rest of sealmark. Only the fleet needs it, so it
+ * is loaded here, on first use, and a missing or unbuilt addon is a UsageError that says how to get
+ * it (exit 2), not a crash at start-up. Returns better-sqlite3's Database class; throws UsageError.
+ */
+export function loadSqlite(): typeof Database {
+  if (sqlite) return sqlite;
+  let Loaded: typeof Database;
+  try {
+    Loaded = createRequire(import.meta.url)('better-sqlite3') as typeof Database;
+    // The addon itself loads on the first open: try it now so a missing build is reported here.
+    new Loaded(':memory:').close();
+  } catch (err) {
+    throw new UsageError(
+      `the fleet store needs better-sqlite3, which is not installed or not built here (${(err as Error).message.split('\n')[0]}). ` +
+        'It is an optional dependency: install it with `npm install better-sqlite3`; on a machine that cannot download ' +
+        "Node's headers, point node-gyp at a local copy, e.g. `npm_config_nodedir=/usr npm install better-sqlite3`.",
+    );
+  }
+  return (sqlite = Loaded);
+}
 
 /** A job's state, as BullMQ names them. */
 export type JobState = 'waiting' | 'active' | 'completed' | 'failed';
@@ -144,10 +171,11 @@ export class FleetStore {
    */
   static open(dir: string): FleetStore {
     dir = resolve(dir);
+    const Sqlite = loadSqlite();
     let db: Database.Database;
     try {
       mkdirSync(dir, { recursive: true });
-      db = new Database(join(dir, 'fleet.db'), { timeout: 5000 });
+      db = new Sqlite(join(dir, 'fleet.db'), { timeout: 5000 });
     } catch (err) {
       throw new UsageError(`--store ${dir}: cannot open ${join(dir, 'fleet.db')} (${(err as Error).message})`);
     }
@@ -172,8 +200,9 @@ export class FleetStore {
    */
   static openReadOnly(dir: string): FleetStore {
     dir = resolve(dir);
+    const Sqlite = loadSqlite();
     try {
-      return new FleetStore(new Database(join(dir, 'fleet.db'), { readonly: true, fileMustExist: true, timeout: 5000 }), dir);
+      return new FleetStore(new Sqlite(join(dir, 'fleet.db'), { readonly: true, fileMustExist: true, timeout: 5000 }), dir);
     } catch (err) {
       throw new UsageError(`--store ${dir}: no fleet store there (${(err as Error).message})`);
     }

@@ -28,14 +28,14 @@ import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } fro
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { processesWith } from '../helpers/procs.js';
 import { BIN, runCli, type CliRun } from '../helpers/cli.js';
 import { startNpmRegistry, type NpmRegistry } from '../helpers/registries.js';
 import { root } from '../helpers/run.js';
-import { FleetStore } from '../../src/fleet/store.js';
+import { FleetStore, loadSqlite } from '../../src/fleet/store.js';
+import { RUN_SQLITE, sqliteTitle } from '../helpers/sqlite.js';
 import type { FleetRecord } from '../../src/fleet/types.js';
 
 const SLOW = 300_000;
@@ -201,7 +201,7 @@ async function until(what: string, cond: () => boolean, ms = 120_000): Promise<v
   }
 }
 
-describe.skipIf(!HAVE_REDIS && !REQUIRE_REDIS)(TITLE, () => {
+describe.skipIf((!HAVE_REDIS && !REQUIRE_REDIS) || !RUN_SQLITE)(sqliteTitle(TITLE), () => {
   beforeAll(async () => {
     if (!HAVE_REDIS) throw new Error('SEALMARK_REQUIRE_REDIS=1 but redis-server is not on PATH (apt-get install redis-server)');
     npm = await startNpmRegistry({ folders: ['echo-server-1.0.0', 'echo-server-1.1.0', 'net-at-start', 'hangs-at-start'] });
@@ -417,6 +417,7 @@ describe.skipIf(!HAVE_REDIS && !REQUIRE_REDIS)(TITLE, () => {
       const exited = new Promise((res) => runner.once('exit', res));
       const stored = () => {
         try {
+          const Database = loadSqlite();
           const db = new Database(join(store, 'fleet.db'), { readonly: true, fileMustExist: true });
           try {
             return (db.prepare('SELECT COUNT(*) AS n FROM records').get() as { n: number }).n;

@@ -14,7 +14,6 @@ import { createHash, randomBytes } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BoardIndex } from '../../src/fleet/board.js';
 import { processesWith } from '../helpers/procs.js';
@@ -22,7 +21,8 @@ import { BIN, runCli, type CliRun } from '../helpers/cli.js';
 import { startHttpFixture, type HttpFixture } from '../helpers/http.js';
 import { startNpmRegistry, type NpmRegistry } from '../helpers/registries.js';
 import { root } from '../helpers/run.js';
-import { FleetStore } from '../../src/fleet/store.js';
+import { RUN_SQLITE, sqliteTitle } from '../helpers/sqlite.js';
+import { FleetStore, loadSqlite } from '../../src/fleet/store.js';
 import type { FleetRecord } from '../../src/fleet/types.js';
 
 const SLOW = 300_000;
@@ -100,7 +100,7 @@ async function settle(check: () => string[], ms = 8000): Promise<string[]> {
   return left;
 }
 
-describe('fleet run', () => {
+describe.skipIf(!RUN_SQLITE)(sqliteTitle('fleet run'), () => {
   it(
     '--jobs 3 over a folder: one outcome of each kind; a re-run grades nothing; a new version grades only it; --regrade',
     async () => {
@@ -244,6 +244,7 @@ describe('fleet run', () => {
       while (!(first && active && auditRuns()) && Date.now() < until) {
         await new Promise((r) => setTimeout(r, 20));
         if (!existsSync(join(store, 'fleet.db'))) continue;
+        const Database = loadSqlite();
         const db = new Database(join(store, 'fleet.db'), { readonly: true, fileMustExist: true });
         try {
           first = db.prepare('SELECT seq, job_id, finished_at, attempts FROM records ORDER BY seq LIMIT 1').get() as typeof first;
@@ -441,6 +442,7 @@ describe('fleet run', () => {
     const store = join(work, 'store-ruler');
     expect((await fleet([file, '--store', store])).code).toBe(0);
     expect((await fleet([file, '--store', store])).stderr).toMatch(/0 run \(none\), 1 already recorded/);
+    const Database = loadSqlite();
     const db = new Database(join(store, 'fleet.db'));
     db.prepare("UPDATE records SET methodology_version = '0.0-old'").run();
     db.close();

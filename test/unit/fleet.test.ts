@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobId, readTargets, splitWords } from '../../src/fleet/targets.js';
 import { FleetStore } from '../../src/fleet/store.js';
+import { RUN_SQLITE, sqliteTitle } from '../helpers/sqlite.js';
 import { listOnlyChecks, outcomeOfReason } from '../../src/fleet/run.js';
 import { FetchLimiter } from '../../src/fleet/fetch-limit.js';
 import { Progress, type FleetSummary } from '../../src/fleet/progress.js';
@@ -103,7 +104,7 @@ describe('targets', () => {
   });
 });
 
-describe('store', () => {
+describe.skipIf(!RUN_SQLITE)(sqliteTitle('store'), () => {
   const record = (jobId: string, over: Partial<FleetRecord> = {}): FleetRecord => ({
     jobId,
     server: 's',
