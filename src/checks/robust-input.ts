@@ -44,7 +44,7 @@ export const meta: CheckMeta = {
     { id: 'string-as-object', core: true, description: 'Every string argument gets an object (a second wrong type; the first candidate was a number).' },
     { id: 'nested-string', core: true, description: 'A string in place of a required array-of-object argument (one call per tool that has one).' },
     { id: 'nested-item', core: true, description: 'A required array-of-object argument gets one item lacking a field its items require, the other arguments valid (one call per tool that has one).' },
-    { id: 'read-only-no-args', core: false, description: '`{}` to a tool with no arguments that declares readOnlyHint: true: a valid call, counted for coverage.' },
+    { id: 'read-only-no-args', core: false, description: '`{}` to a tool with no arguments that declares readOnlyHint: true: a valid call, counted for coverage. Not sent where a tool that lied would change real files (no sandbox or no copy-on-write filesystem) unless --allow-effects.' },
     { id: 'user-probe', core: false, description: 'Each `probes:` entry of the config, sent as written: a valid call that counts for coverage and is scanned for leaks.' },
     { id: 'robust.lenient-downstream', core: true, part: true, description: 'An error reporting a failed fetch (connection refused, DNS, timeout, TLS) that names no parameter: the invalid argument was used before the server failed.' },
     { id: 'robust.internal-error', core: true, part: true, description: 'An unhandled runtime error (TypeError, Cannot read properties, is not a function, KeyError, AttributeError, NoneType …) or a JSON-RPC -32603: an internals leak, not a validation decision.' },

@@ -149,12 +149,12 @@ const RAW_MARKER = `sealmark:raw-value:${randomBytes(12).toString('hex')}`;
 /**
  * Sends the limit values to every limit property of every callable tool (up to
  * `checks.robust-input.max_tools` tools), one call at a time. A value the tool's own schema
- * accepts is sent only where a valid call is allowed (a `probes:` entry, a read-only tool),
- * sandbox or not: such a call does real work, and the sandbox does not stop writes outside its
- * scratch folders. Stops after three hangs or when the server is gone, naming what was not reached.
+ * accepts is sent only where a valid call is allowed (a `probes:` entry; a read-only tool unless
+ * `distrust`, probes/watch.ts readOnlyClaimNotEnough, says its claim is not enough here): such a
+ * call does real work. Stops after three hangs or when the server is gone, naming what was not reached.
  */
-export async function gatherLimits(rec: Recorder, tools: ListedTool[], config: ResolvedConfig, sandbox: Sandbox | undefined): Promise<LimitsRun> {
-  const run = await probeAll(rec, tools, config, sandbox);
+export async function gatherLimits(rec: Recorder, tools: ListedTool[], config: ResolvedConfig, sandbox: Sandbox | undefined, distrust?: string): Promise<LimitsRun> {
+  const run = await probeAll(rec, tools, config, sandbox, distrust);
   adoptLateReplies(rec, tools);
   return run;
 }
@@ -218,7 +218,7 @@ export async function awaitDroppedLines(rec: Recorder, hangMs: number): Promise<
   while (outstanding().length > 0) await new Promise((r) => setTimeout(r, DROPPED_POLL_MS));
 }
 
-async function probeAll(rec: Recorder, tools: ListedTool[], config: ResolvedConfig, sandbox: Sandbox | undefined): Promise<LimitsRun> {
+async function probeAll(rec: Recorder, tools: ListedTool[], config: ResolvedConfig, sandbox: Sandbox | undefined, distrust?: string): Promise<LimitsRun> {
   const hangMs = hangLimitMs(config);
   const skip = new Set(config.skip_tools);
   const withLimits = tools.filter((t) => !skip.has(t.name) && !uncallable(t) && safeLimitProperties(t).length > 0);
@@ -242,7 +242,8 @@ async function probeAll(rec: Recorder, tools: ListedTool[], config: ResolvedConf
     const userProbe = config.probes.find((p) => p.tool === tool.name && p.expect === 'ok');
     const sampled = validArgs(tool);
     const base = userProbe?.arguments ?? (sampled && withSmallLimits(tool, sampled));
-    const validCall = userProbe ? 'probes' : sampled && tool.annotations?.readOnlyHint === true ? 'read-only' : undefined;
+    const readOnly = tool.annotations?.readOnlyHint === true;
+    const validCall = userProbe ? 'probes' : sampled && readOnly && !distrust ? 'read-only' : undefined;
     const lps = safeLimitProperties(tool);
     if (lps.length > MAX_LIMIT_PROPERTIES) run.beyondMaxProperties.push({ tool: tool.name, properties: lps.slice(MAX_LIMIT_PROPERTIES).map((lp) => lp.property.name) });
     for (const lp of lps.slice(0, MAX_LIMIT_PROPERTIES)) {
@@ -267,7 +268,8 @@ async function probeAll(rec: Recorder, tools: ListedTool[], config: ResolvedConf
         const args = withProperty(others, lp.property.name, meaning ? meaning.value : RAW_MARKER);
         const invalidBecause = meaning ? compiled.validate(args) : [`${v.raw} is not a finite JSON number`];
         if (invalidBecause.length === 0 && !validCall) {
-          entry.notSent.push({ probe: v.probe, why: 'the schema admits this value and the tool may write: sent only to a read-only tool or one with a probes: entry' });
+          const why = readOnly && distrust ? `the schema admits this value, and ${distrust}` : 'the schema admits this value and the tool may write: sent only to a read-only tool or one with a probes: entry';
+          entry.notSent.push({ probe: v.probe, why });
           continue;
         }
         const before = exitedOn.get(v.probe);

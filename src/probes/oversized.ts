@@ -69,11 +69,11 @@ export interface OversizedRun {
  * Sends the three oversized values to each callable tool with a typed property (up to
  * `checks.robust-input.max_tools`), each in place of the first property of the type it fits (else
  * the first typed property), then a liveness `tools/list` per tool. A value the schema accepts (a
- * long string where no `maxLength` is declared) is sent only to a read-only tool: it is a real call
- * (a `probes:` entry vouches for its own arguments, not for 1 MiB in them), and the sandbox does
- * not stop writes outside its scratch folders.
+ * long string where no `maxLength` is declared) is sent only to a read-only tool, and not even
+ * there when `distrust` (probes/watch.ts readOnlyClaimNotEnough) says why its claim is not enough:
+ * it is a real call (a `probes:` entry vouches for its own arguments, not for 1 MiB in them).
  */
-export async function gatherOversized(rec: Recorder, tools: ListedTool[], config: ResolvedConfig): Promise<OversizedRun> {
+export async function gatherOversized(rec: Recorder, tools: ListedTool[], config: ResolvedConfig, distrust?: string): Promise<OversizedRun> {
   const hangMs = hangLimitMs(config);
   const skip = new Set(config.skip_tools);
   const run: OversizedRun = { tools: [], skipped: [], beyondMaxTools: [], notSent: [], liveness: [] };
@@ -100,7 +100,8 @@ export async function gatherOversized(rec: Recorder, tools: ListedTool[], config
     rec.progress({ phase: 'oversized-input', tool: tool.name, toolIndex: i + 1, toolCount: chosen.length });
     const compiled = compileSchema(tool.inputSchema);
     const base = config.probes.find((p) => p.tool === tool.name && p.expect === 'ok')?.arguments ?? validArgs(tool) ?? {};
-    const mayCallValid = tool.annotations?.readOnlyHint === true;
+    const readOnly = tool.annotations?.readOnlyHint === true;
+    const mayCallValid = readOnly && !distrust;
     const declared = typed.map((p) => p.name);
     const entry = { tool: tool.name, targets: {} as Record<string, string> };
     run.tools.push(entry);
@@ -110,7 +111,8 @@ export async function gatherOversized(rec: Recorder, tools: ListedTool[], config
       Object.defineProperty(args, target.name, { value: p.build(target), enumerable: true, writable: true, configurable: true });
       const invalidBecause = compiled.ok ? compiled.validate(args) : [];
       if (invalidBecause.length === 0 && !mayCallValid) {
-        run.notSent.push({ tool: tool.name, probe: p.probe, why: `the schema admits it and ${tool.name} may write: sent only to a read-only tool` });
+        const why = readOnly && distrust ? `the schema admits it, and ${distrust}` : `the schema admits it and ${tool.name} may write: sent only to a read-only tool`;
+        run.notSent.push({ tool: tool.name, probe: p.probe, why });
         continue;
       }
       entry.targets[p.probe] = target.name;

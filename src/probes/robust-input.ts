@@ -168,8 +168,10 @@ function assign(props: PropertyInfo[], value: (p: PropertyInfo) => unknown): Rec
  * Runs robust-input over the listed tools: the planned invalid calls, a liveness `tools/list`
  * after each tool's last probe and after any protocol error, the read-only no-argument valid call,
  * then the user's `probes:` entries. The valid calls are watched for effects when `sandbox` is given. Stops after {@link MAX_HANGS} hangs or when the server is gone.
+ * `distrust` (probes/watch.ts readOnlyClaimNotEnough): why a read-only claim licenses no valid
+ * call here; the read-only no-argument call is then not sent and the tool is listed as not probed.
  */
-export async function gatherRobustInput(rec: Recorder, tools: ListedTool[], config: ResolvedConfig, sandbox?: Sandbox): Promise<RobustRun> {
+export async function gatherRobustInput(rec: Recorder, tools: ListedTool[], config: ResolvedConfig, sandbox?: Sandbox, distrust?: string): Promise<RobustRun> {
   const hangMs = hangLimitMs(config);
   const skip = new Set(config.skip_tools);
   const eligible = tools.filter((t) => !skip.has(t.name));
@@ -198,9 +200,10 @@ export async function gatherRobustInput(rec: Recorder, tools: ListedTool[], conf
     const entry: RobustToolRun = { tool: tool.name, probes: [] };
     run.tools.push(entry);
     if (planned.skipped) entry.skipped = planned.skipped;
+    if (planned.readOnlyNoArgs && distrust) entry.skipped = `its only call would be the valid read-only-no-args, not sent: ${distrust}`;
     if (planned.needsProbe && !userProbeTools.has(tool.name)) entry.needsProbe = true;
     const declared = propertiesOf(tool.inputSchema).map((p) => p.name);
-    const calls = planned.readOnlyNoArgs ? [{ probe: 'read-only-no-args', args: {}, target: '', invalidBecause: [] as string[] }] : planned.plan;
+    const calls = planned.readOnlyNoArgs && distrust ? [] : planned.readOnlyNoArgs ? [{ probe: 'read-only-no-args', args: {}, target: '', invalidBecause: [] as string[] }] : planned.plan;
     for (const [k, p] of calls.entries()) {
       const rest = () => calls.slice(k + 1).map((x) => x.probe);
       const send = () =>

@@ -64,12 +64,13 @@ export function strictMaxTools(config: ResolvedConfig): number {
  * The strict-arguments calls for one tool, or why it gets none. `userArgs` are the arguments of
  * the tool's first `probes:` entry that expects `ok`, when there is one.
  */
-export function planStrict(tool: ListedTool, userArgs?: Record<string, unknown>): { calls: StrictCall[]; notJudged?: string } {
+export function planStrict(tool: ListedTool, userArgs?: Record<string, unknown>, distrust?: string): { calls: StrictCall[]; notJudged?: string } {
   const cannot = uncallable(tool);
   if (cannot) return { calls: [], notJudged: cannot };
   const compiled = compileSchema(tool.inputSchema);
   if (!compiled.ok) return { calls: [], notJudged: `inputSchema does not compile: ${compiled.error}` };
-  const safe = tool.annotations?.readOnlyHint === true || userArgs !== undefined;
+  const readOnly = tool.annotations?.readOnlyHint === true;
+  const safe = (readOnly && !distrust) || userArgs !== undefined;
   const calls: StrictCall[] = [];
   const required = requiredOf(tool.inputSchema);
   const emptyValid = compiled.validate({}).length === 0;
@@ -95,6 +96,7 @@ export function planStrict(tool: ListedTool, userArgs?: Record<string, unknown>)
     }
   }
   if (calls.length > 0) return { calls };
+  if (!safe && readOnly && (emptyValid || forbidsExtra(tool.inputSchema))) return { calls, notJudged: `a valid call to this read-only tool was not sent: ${distrust}` };
   if (!safe && (emptyValid || forbidsExtra(tool.inputSchema))) return { calls, notJudged: 'a valid call could run a tool that may write: it states no readOnlyHint: true and has no probes: entry' };
   return { calls, notJudged: 'nothing to probe: it requires no arguments and does not forbid undeclared keys' };
 }
@@ -104,7 +106,7 @@ export function planStrict(tool: ListedTool, userArgs?: Record<string, unknown>)
  * planned call, watched in the sandbox; a server that exits is started again for the rest
  * ({@link Recorder.revive}).
  */
-export async function gatherStrictArguments(rec: Recorder, tools: ListedTool[], config: ResolvedConfig, sandbox?: Sandbox): Promise<StrictRun> {
+export async function gatherStrictArguments(rec: Recorder, tools: ListedTool[], config: ResolvedConfig, sandbox?: Sandbox, distrust?: string): Promise<StrictRun> {
   const hangMs = hangLimitMs(config);
   const skip = new Set(config.skip_tools);
   const eligible = tools.filter((t) => !skip.has(t.name));
@@ -115,7 +117,7 @@ export async function gatherStrictArguments(rec: Recorder, tools: ListedTool[], 
   for (const [i, tool] of chosen.entries()) {
     rec.progress({ phase: 'strict-arguments', tool: tool.name, toolIndex: i + 1, toolCount: chosen.length });
     const entry = config.probes.find((p) => p.tool === tool.name && p.expect === 'ok');
-    const { calls, notJudged } = planStrict(tool, entry?.arguments as Record<string, unknown> | undefined);
+    const { calls, notJudged } = planStrict(tool, entry?.arguments as Record<string, unknown> | undefined, distrust);
     const own: StrictToolRun = { tool: tool.name, probes: [], ...(notJudged ? { notJudged } : {}) };
     run.tools.push(own);
     const declared = propertiesOf(tool.inputSchema).map((p) => p.name);

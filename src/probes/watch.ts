@@ -171,3 +171,20 @@ export function writesReachYourFiles(sandbox: Sandbox | undefined, remote: boole
   }
   return `no copy-on-write filesystem (${iso.unprotected[0]?.why ?? 'overlayfs is not available'}), so the server's writes would be real`;
 }
+
+/**
+ * Why a valid call that only a tool's `readOnlyHint: true` licenses must not be sent, or undefined
+ * when it may. The hint is its author's claim; sealmark relies on it only where a tool that lies
+ * would be seen and contained (the copy-on-write filesystem covers every path the server was
+ * pointed at, see {@link writesReachYourFiles}), or with `--allow-effects`. Elsewhere (no sandbox,
+ * no overlay, a named path left uncovered) a lying "read-only" tool would change the user's real
+ * files unseen, so robust-input's `read-only-no-args`, strict-arguments' valid calls, the limits
+ * pack's admitted values and oversized-input's admitted values go only to tools with a `probes:`
+ * entry (the user's own choice). A server reached by URL runs nothing on this machine: its
+ * read-only tools are called as any client would call them.
+ */
+export function readOnlyClaimNotEnough(sandbox: Sandbox | undefined, remote: boolean, allowEffects: boolean): string | undefined {
+  if (remote || allowEffects) return undefined;
+  const why = writesReachYourFiles(sandbox, false);
+  return why && `${why}; readOnlyHint is only a claim, so no valid call relies on it without --allow-effects`;
+}

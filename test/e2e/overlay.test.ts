@@ -166,6 +166,57 @@ describe.runIf(linux)('where the overlay is not permitted (SEALMARK_NO_OVERLAY=1
   });
 });
 
+describe.runIf(linux)('a tool that claims readOnlyHint: true and writes (lying-reader.mjs)', () => {
+  /** The valid calls a read-only claim licenses, by probe (robust-input, strict-arguments, limits, oversized-input). */
+  const VALID = ['read-only-no-args', 'empty-arguments', 'valid-arguments', 'extra-only'];
+  const ONLY = 'robust-input,strict-arguments,bounded-limits,oversized-input';
+  const dirs: string[] = [];
+  afterAll(() => {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+  /** A fresh data folder and the report of the four checks on lying-reader.mjs pointed at it, with `flags` and `env`. */
+  const run = async (flags: string[], env: Record<string, string>): Promise<{ data: Report; dir: string }> => {
+    const dir = mkdtempSync(join(tmpdir(), 'sealmark-overlay-liar-'));
+    dirs.push(dir);
+    writeFileSync(join(dir, 'notes.txt'), 'first note\n');
+    const out = `${dir}-report.json`;
+    dirs.push(out);
+    const r = await runCli(['audit', '--only', ONLY, ...flags, '--format', 'json', '--output', out, '--', process.execPath, fixture('overlay/lying-reader.mjs'), '--data', dir], { env });
+    expect(r.stderr).not.toMatch(/Error|at .*\.js:\d+/);
+    return { data: JSON.parse(readFileSync(out, 'utf8')) as Report, dir };
+  };
+  const sentValid = (r: Report) => r.calls.filter((c) => VALID.includes(c.probe) || (c.probe === 'no-arguments' && c.tool === 'get_stats')).map((c) => `${c.tool} ${c.probe}`);
+
+  it('without the overlay, sends it no valid call: the user’s folder is unchanged and each check says why', async () => {
+    const { data: report, dir } = await run([], { SEALMARK_NO_OVERLAY: '1' });
+    expect(sentValid(report)).toEqual([]);
+    expect(readdirSync(dir)).toEqual(['notes.txt']);
+    const why = "no copy-on-write filesystem (overlayfs is switched off (SEALMARK_NO_OVERLAY=1)), so the server's writes would be real; readOnlyHint is only a claim, so no valid call relies on it without --allow-effects";
+    expect(checkOf(report, 'robust-input').findings.find((f) => f.tool === 'get_stats')!.message).toBe(`get_stats: not probed: its only call would be the valid read-only-no-args, not sent: ${why}`);
+    expect(checkOf(report, 'strict-arguments').findings.filter((f) => f.messageId === 'not-judged').map((f) => f.message)).toEqual([
+      `get_stats: not judged: a valid call to this read-only tool was not sent: ${why}`,
+    ]);
+    // search requires query: its call without `arguments` is invalid, so it is sent; extra-only is not.
+    expect(report.calls.filter((c) => c.tool === 'search' && c.probe.startsWith('no-arguments')).length).toBe(1);
+    expect(checkOf(report, 'oversized-input').notes).toContain(`search: oversized-string not sent: the schema admits it, and ${why}`);
+    // The invalid probes still went out, and were refused before any write.
+    expect(report.calls.filter((c) => c.tool === 'search' && c.probe === 'wrong-types')).toHaveLength(1);
+  }, 60_000);
+
+  it('with the overlay, sends them, and the writes land in the overlay only', async () => {
+    const { data: report, dir } = await run([], {});
+    expect(report.sandbox.filesystem).toBe('overlay');
+    expect(sentValid(report)).toEqual(expect.arrayContaining(['get_stats read-only-no-args', 'get_stats empty-arguments', 'get_stats no-arguments', 'search valid-arguments', 'search extra-only']));
+    expect(readdirSync(dir)).toEqual(['notes.txt']);
+  }, 60_000);
+
+  it('without the overlay but with --allow-effects, sends them, and the writes are real', async () => {
+    const { data: report, dir } = await run(['--allow-effects'], { SEALMARK_NO_OVERLAY: '1' });
+    expect(sentValid(report)).toEqual(expect.arrayContaining(['get_stats read-only-no-args', 'search valid-arguments']));
+    expect(readdirSync(dir).sort()).toEqual(['history.log', 'notes.txt', 'stats.log']);
+  }, 60_000);
+});
+
 describe.runIf(linux)('--keep-sandbox', () => {
   it('keeps the scratch folders and the overlay’s upper layers, says where on stderr, and the writes are there to inspect', async () => {
     const data = makeData();
