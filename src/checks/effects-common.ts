@@ -24,6 +24,8 @@ export interface DistinctEffect {
   count: number;
   /** Every entry arrived after the call was settled (late, SPEC section 3): ms from the reply to the first. */
   lateMs?: number;
+  /** The evidence's quotes when not the detail itself (an effect standing for many, see {@link effectsOf}). */
+  quotes?: string[];
 }
 
 /**
@@ -61,20 +63,48 @@ export function effectQuote(e: DistinctEffect): string {
   return e.count > 1 ? `${e.detail} (×${e.count})` : e.detail;
 }
 
+/** Most file effects of one call that are findings of their own; more are one finding (see {@link effectsOf}). */
+export const MAX_FILE_FINDINGS_PER_CALL = 5;
+
+/** File effects of one call quoted by name in the one finding that stands for them all. */
+const FILE_EFFECTS_QUOTED = 3;
+
 /**
  * Each distinct effect of each call (see {@link distinctEffects}), with the data and evidence of
  * its finding: `data.effect` (as {@link effectText}), `data.args` (the arguments sent), evidence
- * the call and the quoted log line.
+ * the call and the quoted log line. A call with more than {@link MAX_FILE_FINDINGS_PER_CALL}
+ * distinct file effects (an export that writes 20,000 files) has them as one finding, one cause
+ * (SPEC section 5): `file: 20000 changes: created a, created b, created c and 19997 more (…)`,
+ * quoting the first three; every one of them stays in the call's `effects`.
  */
 export function effectsOf(calls: ProbeCall[]): { call: ProbeCall; effect: DistinctEffect; data: Record<string, string>; evidence: Evidence }[] {
-  return calls.flatMap((c) =>
-    distinctEffects(c).map((e) => ({
+  return calls.flatMap((c) => {
+    const all = distinctEffects(c);
+    // A change of one path (created, changed, removed, renamed); the rest (an altered effect log, a cap reached) stay findings of their own.
+    const isChange = (e: DistinctEffect) => e.kind === 'file' && /^(created|changed|removed|renamed) /.test(e.detail);
+    const files = all.filter(isChange);
+    const each = files.length > MAX_FILE_FINDINGS_PER_CALL ? [...all.filter((e) => !isChange(e)), manyFiles(files)] : all;
+    return each.map((e) => ({
       call: c,
       effect: e,
       data: { tool: c.tool ?? '', effect: effectText(e), args: JSON.stringify(c.arguments ?? {}) },
-      evidence: { calls: [c.seq], quotes: [effectQuote(e)] },
-    })),
-  );
+      evidence: { calls: [c.seq], quotes: e.quotes ?? [effectQuote(e)] },
+    }));
+  });
+}
+
+/** The one effect that stands for many file effects of a call: late only when all of them were. */
+function manyFiles(files: DistinctEffect[]): DistinctEffect & { quotes: string[] } {
+  const named = files.slice(0, FILE_EFFECTS_QUOTED);
+  const rest = files.length - named.length;
+  const late = files.every((f) => f.lateMs !== undefined) ? { lateMs: Math.min(...files.map((f) => f.lateMs!)) } : {};
+  return {
+    kind: 'file',
+    detail: `${files.length} changes: ${named.map((f) => f.detail).join(', ')} and ${rest} more (every one is in the call's effects)`,
+    count: 1,
+    ...late,
+    quotes: [...named.map(effectQuote), `… and ${rest} more`],
+  };
 }
 
 /** The n/a result when the effects gatherer did not call anything; undefined when it did. */

@@ -296,8 +296,14 @@ interface UpperEntry {
   mode: number;
 }
 
-/** A snapshot of the upper folders: real path (as the server sees it) → entry. */
-export type UpperSnapshot = Map<string, UpperEntry>;
+/**
+ * A snapshot of the upper folders: real path (as the server sees it) → entry. `truncated`: the
+ * upper folders held more than {@link MAX_UPPER_ENTRIES} entries and only that many were read.
+ */
+export type UpperSnapshot = Map<string, UpperEntry> & { truncated?: boolean };
+
+/** Most entries a snapshot of the upper folders reads (see {@link UpperSnapshot}). */
+export const UPPER_ENTRIES_READ = MAX_UPPER_ENTRIES;
 
 /**
  * Reads every upper folder of `layers` (only what the server wrote since the start is there).
@@ -314,7 +320,10 @@ export function snapshotUppers(layers: OverlayLayer[], identify?: (full: string,
       return;
     }
     for (const name of names) {
-      if (out.size >= MAX_UPPER_ENTRIES) return;
+      if (out.size >= MAX_UPPER_ENTRIES) {
+        out.truncated = true;
+        return;
+      }
       const full = join(dir, name);
       const shown = join(real, name);
       try {

@@ -7,12 +7,13 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { accessSync, chmodSync, constants, closeSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, readdirSync, renameSync, statfsSync, statSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
+import { accessSync, chmodSync, constants, closeSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, readdirSync, renameSync, statfsSync, statSync, watch, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { changesBetween, mountScript, overlayCandidates, overlayPermitted, planOverlay, removeTree, snapshotUppers, upperBase, type OverlayLayer, type UpperSnapshot } from './overlay.js';
+import { changesBetween, mountScript, overlayCandidates, overlayPermitted, planOverlay, removeTree, snapshotUppers, upperBase, UPPER_ENTRIES_READ, type OverlayLayer, type UpperSnapshot } from './overlay.js';
 import type { StdioTargetSpec } from './stdio-transport.js';
+import { TreeWatch } from './tree-watch.js';
 
 /** Commands replaced by logging shims (SPEC section 3; the seed's list plus notify-send and gh). */
 export const SHIMMED_COMMANDS = ['open', 'xdg-open', 'osascript', 'curl', 'wget', 'sendmail', 'mail', 'notify-send', 'gh'] as const;
@@ -356,7 +357,7 @@ export class Sandbox {
   private lastEventAt = 0;
   /** When each effect event of the last minute arrived (ms since the epoch), oldest first. */
   private eventTimes: number[] = [];
-  private watchers: FSWatcher[] = [];
+  private watchers: { close(): void }[] = [];
   /** Why file events could not be watched: then the log and the folders are looked at every {@link POLL_MS}. */
   private watchProblem: string | undefined;
   /** The last state looked at while polling (the fallback to events). */
@@ -432,23 +433,23 @@ export class Sandbox {
         const uppers = join(this.overlayBase, 'upper');
         if (this.cap === 0) this.cap = this.capBytes();
         this.watchers.push(
-          watch(uppers, { persistent: false, recursive: true }, (_e, name) => {
-            // `name` is `<layer>/<path inside it>`: the real path is the layer's lower folder joined with the rest.
-            const [i, ...rest] = String(name ?? '').split('/');
-            const lower = layers[Number(i)]?.lower;
-            const real = lower === undefined ? '' : join(lower, ...rest);
-            // Everything in the upper layers takes memory, the server's TMPDIR and caches too.
-            this.sized(uppers, String(name ?? ''));
-            if (!ignored.some((p) => real.startsWith(p))) this.event();
-          }).on('error', onError),
+          new TreeWatch(uppers, {
+            onChange: (name) => {
+              // `name` is `<layer>/<path inside it>`: the real path is the layer's lower folder joined with the rest.
+              const [i, ...rest] = name.split('/');
+              const lower = layers[Number(i)]?.lower;
+              const real = lower === undefined ? '' : join(lower, ...rest);
+              // Everything in the upper layers takes memory, the server's TMPDIR and caches too.
+              this.sized(uppers, name);
+              if (!ignored.some((p) => real.startsWith(p))) this.event();
+            },
+            onError,
+          }),
         );
       } else {
-        this.watchers.push(
-          watch(this.root, { persistent: false, recursive: true }, (_e, name) => {
-            const real = join(this.root, String(name ?? ''));
-            if (!ignored.some((p) => real.startsWith(p) || real + '/' === p)) this.event();
-          }).on('error', onError),
-        );
+        // The server's TMPDIR and the package caches are not even watched: their changes are no events.
+        const skipped = (name: string) => ignored.includes(join(this.root, name) + '/');
+        this.watchers.push(new TreeWatch(this.root, { onChange: () => this.event(), onError, skip: skipped }));
       }
     } catch (err) {
       onError(err as Error);
@@ -592,6 +593,10 @@ export class Sandbox {
     if (this.layers) {
       const uppers = snapshotUppers(this.layers, this.identityOf);
       out.push(...this.overlayEffects(mark.uppers ?? new Map(), uppers));
+      // Past the cap the snapshots compare only the first entries: say so, once, on the call that crossed it.
+      if (uppers.truncated && !mark.uppers?.truncated) {
+        out.push({ kind: 'file', detail: `wrote more than ${UPPER_ENTRIES_READ} files and folders: sealmark compares that many, so writes after them may be missed` });
+      }
       return { effects: out, point: { at, offset: size, logMtimeMs, logHash: this.logHash(size), files: new Map(), uppers } };
     }
     const after = this.snapshot();

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { accessSync, constants, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { audit } from '../../src/audit.js';
 import { configRegistry } from '../../src/config/defaults.js';
 import { parseConfig } from '../../src/config/schema.js';
@@ -215,6 +215,35 @@ describe.runIf(linux)('a tool that claims readOnlyHint: true and writes (lying-r
     expect(sentValid(report)).toEqual(expect.arrayContaining(['get_stats read-only-no-args', 'search valid-arguments']));
     expect(readdirSync(dir).sort()).toEqual(['history.log', 'notes.txt', 'stats.log']);
   }, 60_000);
+});
+
+describe.runIf(linux)('one call that writes thousands of files (many-files.mjs)', () => {
+  let data: string;
+  let report: Report;
+  beforeAll(async () => {
+    data = mkdtempSync(join(tmpdir(), 'sealmark-overlay-many-'));
+    const args = [fixture('overlay/many-files.mjs'), '--data', data, '--n', '6000'];
+    report = await audit({ command: process.execPath, args, config: parseConfig(ONLY_EFFECTS, configRegistry()) });
+  }, 60_000);
+  afterAll(() => rmSync(data, { recursive: true, force: true }));
+
+  it('is one finding for the files (the first three quoted) and one saying the snapshot stopped at 5000 entries', () => {
+    const check = checkOf(report, 'default-call-effects');
+    expect(check.verdict).toBe('fail');
+    // The 5000 entries read hold the folders from the overlaid folder down to out/, then files.
+    const layer = report.sandbox.protected.filter((p) => data.startsWith(p + '/')).sort((x, y) => y.length - x.length)[0]!;
+    const files = 5000 - relative(layer, join(data, 'out')).split('/').length;
+    const messages = check.findings.map((f) => f.message);
+    expect(messages).toEqual([
+      'export_all: the {} call caused a side effect: file: wrote more than 5000 files and folders: sealmark compares that many, so writes after them may be missed',
+      `export_all: the {} call caused a side effect: file: ${files} changes: created ${data}/out/f0.txt, created ${data}/out/f1.txt, created ${data}/out/f10.txt and ${files - 3} more (every one is in the call's effects)`,
+    ]);
+    expect(check.findings[1]!.evidence.quotes).toEqual([`created ${data}/out/f0.txt`, `created ${data}/out/f1.txt`, `created ${data}/out/f10.txt`, `… and ${files - 3} more`]);
+    // The call keeps every effect it was given.
+    const call = report.calls.find((c) => c.probe === 'default-call')!;
+    expect(call.effects!.filter((e) => e.detail.startsWith('created ')).length).toBe(files);
+    expect(readdirSync(data)).toEqual([]);
+  });
 });
 
 describe.runIf(linux)('--keep-sandbox', () => {
