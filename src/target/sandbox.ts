@@ -209,7 +209,7 @@ export class Sandbox {
     const failed = this.failedLayers();
     const layers = (this.layers ?? []).filter((l) => !failed.has(l.lower));
     const unprotected = [...this.unprotected, ...[...failed].map(([path, why]) => ({ path, why: `the overlay did not mount (${why})` }))];
-    const notes = [...this.notes, ...(this.watchProblem ? [this.watchProblem] : []), ...(this.overflow ? [this.overflow] : [])];
+    const notes = [...this.notes, ...(this.watchProblem ? [this.watchProblem] : []), ...(this.overflow ? [this.overflow] : []), ...this.startNote()];
     if (!this.layers) return { kind: 'sandbox', network: this.network, filesystem: 'scratch', protected: [], unprotected, root: this.root, notes: [...notes, ...(this.noOverlay ? [`no copy-on-write filesystem: ${this.noOverlay}; the server could change your files outside its scratch HOME and working directory, and only writes there were seen`] : [])] };
     return { kind: 'sandbox', network: this.network, filesystem: 'overlay', protected: layers.map((l) => l.lower), unprotected, root: this.root, notes };
   }
@@ -288,6 +288,8 @@ export class Sandbox {
       // A named path (the server's data) that no layer covers: its writes would be real.
       const covered = (p: string) => plan.layers.some((l) => p === l.lower || p.startsWith(l.lower + '/'));
       this.namedUnprotected = candidates.named.filter((p) => !covered(p));
+      // The upper layers are empty: what the first start-up writes counts from here.
+      this.startPoint = this.emptyLayersMark();
     }
     this.startWatching();
     const script: string[] = [];
@@ -322,8 +324,29 @@ export class Sandbox {
     return { command: 'unshare', args: [flags, '--pid', '--fork', '--kill-child', 'sh', '-c', script.join('\n'), 'sh', command, ...args], env: out, cwd: this.cwd };
   }
 
-  /** Marks the start of a call: effects read by {@link Sandbox.effectsSince} come after this point. */
+  /**
+   * Where the effects of the server's start-up count from, until the first call reads them (see
+   * {@link Sandbox.mark}); with the overlay only, whose upper layers start empty at every start.
+   */
+  private startPoint: EffectMark | undefined;
+  /** What the server did while starting, before its first call (each start's, in order): effect texts. */
+  private startEffects: string[] = [];
+
+  /**
+   * Marks the start of a call: effects read by {@link Sandbox.effectsSince} come after this point.
+   * The first mark after a start of the server first reads what the start-up itself did (a config
+   * file written, a telemetry connection): no call caused it, so it is no call's effect; the
+   * report's sandbox line lists it ("while starting, the server …").
+   */
   mark(): EffectMark {
+    if (this.layers && this.startPoint) {
+      const read = this.readSince(this.startPoint);
+      this.startPoint = undefined;
+      for (const e of read.effects) {
+        const text = `${e.kind}: ${e.detail}${e.summary ? ` (${e.summary})` : ''}`;
+        if (!this.startEffects.includes(text)) this.startEffects.push(text);
+      }
+    }
     this.poll();
     const cutoff = Date.now() - 60_000;
     if (this.eventTimes.length > 0 && this.eventTimes[0]! < cutoff) this.eventTimes = this.eventTimes.filter((t) => t >= cutoff);
@@ -540,7 +563,22 @@ export class Sandbox {
     this.hashes.clear();
     this.upperSizes.clear();
     this.upperBytes = 0;
+    this.startPoint = this.emptyLayersMark();
     this.startWatching();
+  }
+
+  /** A mark of this moment of the effect log, with the upper layers as they are before a start: empty. */
+  private emptyLayersMark(): EffectMark {
+    const offset = this.logSize();
+    return { at: Date.now(), offset, logMtimeMs: this.logMtime(), logHash: this.logHash(offset), files: new Map(), uppers: new Map() };
+  }
+
+  /** The note on what the server did while starting (up to three effects named), or none. */
+  private startNote(): string[] {
+    const all = this.startEffects;
+    if (all.length === 0) return [];
+    const more = all.length > 3 ? ` and ${all.length - 3} more` : '';
+    return [`while starting, before any call, the server did: ${all.slice(0, 3).join('; ')}${more} (in the copy-on-write layer; no call is blamed for it)`];
   }
 
   /** Starts of the server after the first (each with fresh upper layers, see {@link Sandbox.freshStart}). */

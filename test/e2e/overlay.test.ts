@@ -246,6 +246,15 @@ describe.runIf(linux)('one call that writes thousands of files (many-files.mjs)'
   });
 });
 
+describe.runIf(linux)('a server that writes while it starts (start-writer.mjs)', () => {
+  it('lists the write on the sandbox line, and blames no call for it', async () => {
+    const report = await audit({ command: process.execPath, args: [fixture('overlay/start-writer.mjs')], config: parseConfig(ONLY_EFFECTS, configRegistry()) });
+    expect(report.sandbox.note).toContain('while starting, before any call, the server did: file: created ~/.config/acme/telemetry-consent.json (17 bytes) (in the copy-on-write layer; no call is blamed for it)');
+    expect(report.calls.flatMap((c) => c.effects ?? [])).toEqual([]);
+    expect(checkOf(report, 'default-call-effects').verdict).toBe('pass');
+  }, 60_000);
+});
+
 describe.runIf(linux)('--keep-sandbox', () => {
   it('keeps the scratch folders and the overlay’s upper layers, says where on stderr, and the writes are there to inspect', async () => {
     const data = makeData();
