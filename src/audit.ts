@@ -280,6 +280,7 @@ async function auditSpec(
       const again = instance > 0 && instanceSpec && box ? instanceSpec(box) : spec;
       const next = await Session.open(again, { ...openOptions, appendTranscript: true, ...(instance > 0 ? { instance } : {}) });
       if (next instanceof Session) next.onRequest = closeWindow;
+      box?.endStart();
       return next;
     };
     const rec = new Recorder(session, options.onProgress, secrets, restart, share);
@@ -304,6 +305,8 @@ async function auditSpec(
     recs[0]!.progress({ phase: 'tools/list' });
     const listing = await session.listTools(hangMs);
     for (const ex of listing.exchanges) recs[0]!.add('tools-list', ex);
+    // The start-up is over: what the server did until now is the sandbox line's, no call's.
+    sandbox?.endStart();
     const tools = listing.tools.map(toListedTool);
     for (const t of tools) listed.add(t.name);
     const artifacts: Artifacts = {
@@ -408,6 +411,7 @@ async function auditSpec(
       const s = await Session.open(instanceSpec!(box), { ...openOptions, appendTranscript: true, instance: i });
       let why = s instanceof Session ? undefined : s.message;
       const listing = s instanceof Session ? await s.listTools(hangMs) : undefined;
+      box.endStart();
       if (listing && !why && (listing.problem || JSON.stringify(listing.tools.map((x, k) => toListedTool(x, k).name)) !== names)) {
         why = listing.problem ?? 'it listed other tools than the first instance';
       }

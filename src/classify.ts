@@ -892,7 +892,17 @@ function describe(v: unknown): string {
 
 function clip(s: string, n: number): string {
   const t = s.trim();
-  return t.length > n ? t.slice(0, n) : t;
+  return t.length > n ? ownCopy(t.slice(0, n)) : t;
+}
+
+/**
+ * A copy of `s` that shares no memory with the string it was cut from. V8 keeps a cut (`slice`,
+ * `trim`) of a long string as a view that holds the whole original alive: 4 KiB kept of a 1 MB
+ * error text would still hold the 1 MB until the report is written. A JSON round trip builds a new
+ * string, character for character (lone surrogates included).
+ */
+export function ownCopy(s: string): string {
+  return JSON.parse(JSON.stringify(s)) as string;
 }
 
 /**

@@ -38,7 +38,7 @@ export function registerOwnIdentifiers(values: Iterable<string>): void {
 const MAX_DEPTH = 200;
 
 export class Redactor {
-  private readonly pairs: { plain: string; mark: string; minCut: number }[];
+  private readonly pairs: Pair[];
 
   /**
    * `secrets`: name → value, e.g. the merged `env` a server was started with by the user and the
@@ -47,16 +47,16 @@ export class Redactor {
    * short (a quote or a tail truncated through the middle of a secret still hides it).
    */
   constructor(secrets: Record<string, string> = {}) {
-    const pairs: { plain: string; mark: string; minCut: number }[] = [];
+    const pairs: Pair[] = [];
     for (const [k, v] of Object.entries({ ...secrets, [ARGUMENT_CANARY_NAME]: ARGUMENT_CANARY })) {
       if (!isSecret(k, v)) continue;
       const mark = `[redacted:${k}]`;
       // A cut piece of a plain value must be as long as a plain secret: `memory` at the end of
       // `server-memory` is a word, not the start of MEMORY_FILE_PATH=memory-store.jsonl.
       const minCut = namedLikeCredential(k) || k === ARGUMENT_CANARY_NAME || /^smk_/.test(v) ? MIN_CUT : MIN_PLAIN_SECRET_LENGTH;
-      pairs.push({ plain: v, mark, minCut });
+      pairs.push(pair(v, mark, minCut));
       const escaped = JSON.stringify(v).slice(1, -1);
-      if (escaped !== v) pairs.push({ plain: escaped, mark, minCut });
+      if (escaped !== v) pairs.push(pair(escaped, mark, minCut));
     }
     // Longest first, so a secret that contains another is replaced whole.
     this.pairs = pairs.sort((a, b) => b.plain.length - a.plain.length);
@@ -65,15 +65,16 @@ export class Redactor {
   /** Redacts plain text: the secrets (whole, escaped, or cut at either end), then the credential patterns. */
   text(s: string): string {
     let out = s;
-    for (const p of this.pairs) out = out.split(p.plain).join(p.mark);
-    for (const p of this.pairs) out = cutEnds(out, p.plain, p.mark, p.minCut);
+    for (const p of this.pairs) if (out.includes(p.plain)) out = out.split(p.plain).join(p.mark);
+    for (const p of this.pairs) out = cutEnds(out, p);
     for (const p of CREDENTIAL_PATTERNS) out = out.replace(p.pattern, `[redacted:${p.id}]`);
     return out;
   }
 
   /**
-   * A deep copy of `value` with every secret redacted in every string (keys included) and in every
-   * number equal to a numeric secret. Strings only otherwise: replacing inside JSON text could hit
+   * `value` with every secret redacted in every string (keys included) and in every number equal
+   * to a numeric secret: the objects and arrays that held one are new, the rest are `value`'s own
+   * (never mutated here). Strings only otherwise: replacing inside JSON text could hit
    * JSON's own tokens (`true`, a number) and break it.
    */
   value<T>(value: T): T {
@@ -88,28 +89,70 @@ export class Redactor {
       return hit ? hit.mark : v;
     }
     if (typeof v !== 'object' || v === null) return v;
-    if (Array.isArray(v)) return v.map((x) => this.walk(x, depth + 1));
+    // What holds no secret is returned as it is, not copied: a report of 100,000 values is
+    // redacted without building a second one beside it.
+    if (Array.isArray(v)) {
+      let changed = false;
+      const out = v.map((x) => {
+        const y = this.walk(x, depth + 1);
+        if (y !== x) changed = true;
+        return y;
+      });
+      return changed ? out : v;
+    }
     // Own properties, whatever the key: a tool named `__proto__` is a key, not a prototype.
-    return Object.fromEntries(Object.entries(v).map(([k, x]) => [this.text(k), OWN_KEYS.has(k) && typeof x === 'string' && OWN_VALUES.has(x) ? x : this.walk(x, depth + 1)]));
+    let changed = false;
+    const entries = Object.entries(v).map(([k, x]) => {
+      const key = this.text(k);
+      const value = OWN_KEYS.has(k) && typeof x === 'string' && OWN_VALUES.has(x) ? x : this.walk(x, depth + 1);
+      if (key !== k || value !== x) changed = true;
+      return [key, value] as const;
+    });
+    return changed ? Object.fromEntries(entries) : v;
   }
 }
 
 /** Shortest piece of a secret hidden when a text was cut through it (characters). */
 const MIN_CUT = 6;
 
+/**
+ * A secret and how it is hidden: its pieces a cut text may start or end with (at least `minCut`
+ * characters, longest first), made once, since every string of every report is looked at.
+ */
+interface Pair {
+  plain: string;
+  mark: string;
+  minCut: number;
+  /** The secret's first n characters, n from its length − 1 down to minCut. */
+  heads: string[];
+  /** The secret's last n characters, n from its length − 1 down to minCut. */
+  tails: string[];
+}
+
+function pair(plain: string, mark: string, minCut: number): Pair {
+  const heads: string[] = [];
+  const tails: string[] = [];
+  for (let n = plain.length - 1; n >= minCut; n--) {
+    heads.push(plain.slice(0, n));
+    tails.push(plain.slice(plain.length - n));
+  }
+  return { plain, mark, minCut, heads, tails };
+}
+
 /** Hides a secret cut short at the start or the end of `s` (a truncated quote or tail). */
-function cutEnds(s: string, secret: string, mark: string, minCut: number): string {
+function cutEnds(s: string, p: Pair): string {
+  if (s.length < p.minCut) return s;
   let out = s;
-  const end = out.replace(/…$/, '');
-  for (let n = secret.length - 1; n >= minCut; n--) {
-    if (end.endsWith(secret.slice(0, n))) {
-      out = end.slice(0, end.length - n) + mark + out.slice(end.length);
+  const end = out.endsWith('…') ? out.slice(0, -1) : out;
+  for (const head of p.heads) {
+    if (end.endsWith(head)) {
+      out = end.slice(0, end.length - head.length) + p.mark + out.slice(end.length);
       break;
     }
   }
-  for (let n = secret.length - 1; n >= minCut; n--) {
-    if (out.startsWith(secret.slice(secret.length - n))) {
-      out = mark + out.slice(n);
+  for (const tail of p.tails) {
+    if (out.startsWith(tail)) {
+      out = p.mark + out.slice(tail.length);
       break;
     }
   }

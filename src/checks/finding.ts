@@ -15,6 +15,18 @@ export function wellFormed(s: string): string {
   return s.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
 }
 
+/**
+ * Longest server-given value (characters) a finding's data and message carry: a 1 MB tool name
+ * shown whole in each of 3,000 findings' messages would make a report of tens of megabytes and
+ * hold them all in memory. The tool's full name stays in the finding's `tool` and in the listing.
+ */
+export const MAX_DATA_CHARS = 2048;
+
+/** `s` cut to {@link MAX_DATA_CHARS} characters, saying how many more there were. */
+function capped(s: string): string {
+  return s.length <= MAX_DATA_CHARS ? s : `${s.slice(0, MAX_DATA_CHARS)}…[${s.length - MAX_DATA_CHARS} more characters]`;
+}
+
 /** Makes a finding; throws (a bug, caught per check) when `messageId` is not in `meta.messages`. */
 export function finding(
   meta: CheckMeta,
@@ -27,7 +39,7 @@ export function finding(
   const template = meta.messages[messageId];
   if (template === undefined) throw new Error(`check ${meta.id}: unknown message id ${messageId}`);
   // Server text cut to a length may end inside a surrogate pair: a lone half becomes U+FFFD.
-  const clean = Object.fromEntries(Object.entries(data).map(([k, v]) => [k, typeof v === 'string' ? wellFormed(v) : v]));
+  const clean = Object.fromEntries(Object.entries(data).map(([k, v]) => [k, typeof v === 'string' ? wellFormed(capped(v)) : v]));
   return { checkId: meta.id, messageId, level, data: clean, message: wellFormed(format(template, clean)), evidence, ...extra };
 }
 

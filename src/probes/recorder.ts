@@ -2,7 +2,7 @@
  * Records calls for every gatherer in one ordered list, classifying replies to tools/call with the
  * one classifier (SPEC section 4).
  */
-import { classifyReply } from '../classify.js';
+import { classifyReply, ownCopy } from '../classify.js';
 import { scanSecrets, type SecretSet } from '../secrets.js';
 import type { OpenFailure, Session } from '../target/session.js';
 import type { ExitInfo } from '../target/stdio-transport.js';
@@ -327,8 +327,10 @@ export class Recorder {
   add(probe: string, exchange: Exchange, extra: Partial<ProbeCall> = {}): ProbeCall {
     const call: ProbeCall = { seq: this.logged + 1, probe, gatherer: this.current.phase, exchange, ...extra };
     if (this.share && this.share.of > 1) call.instance = this.share.instance;
-    this.rescan(call);
+    // A liveness listing is read for being an answer, and is not kept: scanned after it is elided,
+    // it costs no copy of a listing of megabytes (the listing's secrets are the first listing's finding).
     if (probe === 'liveness') elideListing(call.exchange);
+    this.rescan(call);
     capReplyStrings(call.exchange);
     this.calls.push(call);
     if (this.share && this.share.log !== this.calls) this.share.log.push(call);
@@ -460,7 +462,7 @@ export function capReplyStrings(exchange: Exchange): void {
     if (typeof v === 'string') {
       if (v.length <= KEPT_STRING_CHARS) return v;
       cut = true;
-      return `${v.slice(0, KEPT_STRING_CHARS)}…[sealmark: ${v.length - KEPT_STRING_CHARS} more characters not kept]`;
+      return ownCopy(`${v.slice(0, KEPT_STRING_CHARS)}…[sealmark: ${v.length - KEPT_STRING_CHARS} more characters not kept]`);
     }
     if (typeof v !== 'object' || v === null || depth > 64) return v;
     if (Array.isArray(v)) {

@@ -364,6 +364,9 @@ export function changesBetween(layers: OverlayLayer[], before: UpperSnapshot, af
   };
   for (const [path, e] of after) {
     const was = before.get(path);
+    // Past the cap a snapshot holds only the entries read first: an entry `before` did not reach
+    // may have been there all along, so it is no creation (nor a new removal).
+    if (!was && before.truncated) continue;
     if (was && was.kind === e.kind && was.id === e.id) {
       // The same bytes again, with other permissions: a chmod of a file it had already written.
       if (e.kind === 'file' && was.mode !== e.mode) out.push({ action: 'changed', path, summary: `mode ${was.mode.toString(8)} → ${e.mode.toString(8)}` });
@@ -400,6 +403,8 @@ export function changesBetween(layers: OverlayLayer[], before: UpperSnapshot, af
     }
   }
   for (const [path, e] of before) {
+    // Likewise an entry `after` did not reach may still be there: no removal.
+    if (after.truncated) break;
     if (after.has(path) || e.kind === 'whiteout' || e.kind === 'dir') continue;
     // A file it had made and then removed (no whiteout: nothing below it to hide).
     out.push({ action: 'removed', path, summary: 'a file it had made' });

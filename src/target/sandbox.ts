@@ -339,14 +339,7 @@ export class Sandbox {
    * report's sandbox line lists it ("while starting, the server …").
    */
   mark(): EffectMark {
-    if (this.layers && this.startPoint) {
-      const read = this.readSince(this.startPoint);
-      this.startPoint = undefined;
-      for (const e of read.effects) {
-        const text = `${e.kind}: ${e.detail}${e.summary ? ` (${e.summary})` : ''}`;
-        if (!this.startEffects.includes(text)) this.startEffects.push(text);
-      }
-    }
+    this.endStart();
     this.poll();
     const cutoff = Date.now() - 60_000;
     if (this.eventTimes.length > 0 && this.eventTimes[0]! < cutoff) this.eventTimes = this.eventTimes.filter((t) => t >= cutoff);
@@ -565,6 +558,21 @@ export class Sandbox {
     this.upperBytes = 0;
     this.startPoint = this.emptyLayersMark();
     this.startWatching();
+  }
+
+  /**
+   * Ends the start-up of the server (its handshake and listing are done): what it did since it was
+   * started is read and kept for the sandbox line (see {@link Sandbox.mark}). Called once a start
+   * is open, and by the first mark after a start; does nothing the second time.
+   */
+  endStart(): void {
+    if (!this.layers || !this.startPoint) return;
+    const read = this.readSince(this.startPoint);
+    this.startPoint = undefined;
+    for (const e of read.effects) {
+      const text = `${e.kind}: ${e.detail}${e.summary ? ` (${e.summary})` : ''}`;
+      if (!this.startEffects.includes(text)) this.startEffects.push(text);
+    }
   }
 
   /** A mark of this moment of the effect log, with the upper layers as they are before a start: empty. */

@@ -239,7 +239,8 @@ export class AuditStdioTransport implements Transport {
       this.tail = part.subarray(Math.max(0, part.length - NOISE_EXCERPT_CHARS)).toString('latin1');
       return;
     }
-    this.pending.push(Buffer.from(part));
+    // A chunk from the pipe is never reused by Node: keep the view, not a copy.
+    this.pending.push(part);
     this.pendingBytes += part.length;
   }
 

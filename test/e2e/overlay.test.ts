@@ -227,22 +227,32 @@ describe.runIf(linux)('one call that writes thousands of files (many-files.mjs)'
   }, 60_000);
   afterAll(() => rmSync(data, { recursive: true, force: true }));
 
-  it('is one finding for the files (the first three quoted) and one saying the snapshot stopped at 5000 entries', () => {
+  it('is one finding for the export’s files (the first three quoted) and one saying the snapshot stopped at 5000 entries', () => {
     const check = checkOf(report, 'default-call-effects');
     expect(check.verdict).toBe('fail');
     // The 5000 entries read hold the folders from the overlaid folder down to out/, then files.
     const layer = report.sandbox.protected.filter((p) => data.startsWith(p + '/')).sort((x, y) => y.length - x.length)[0]!;
-    const files = 5000 - relative(layer, join(data, 'out')).split('/').length;
+    // (and save_note's notes/ folder and file, written first).
+    const files = 5000 - relative(layer, join(data, 'out')).split('/').length - 2;
     const messages = check.findings.map((f) => f.message);
     expect(messages).toEqual([
+      `save_note: the {} call caused a side effect: file: created ${data}/notes/n.txt`,
       'export_all: the {} call caused a side effect: file: wrote more than 5000 files and folders: sealmark compares that many, so writes after them may be missed',
       `export_all: the {} call caused a side effect: file: ${files} changes: created ${data}/out/f0.txt, created ${data}/out/f1.txt, created ${data}/out/f10.txt and ${files - 3} more (every one is in the call's effects)`,
     ]);
-    expect(check.findings[1]!.evidence.quotes).toEqual([`created ${data}/out/f0.txt`, `created ${data}/out/f1.txt`, `created ${data}/out/f10.txt`, `… and ${files - 3} more`]);
+    expect(check.findings[2]!.evidence.quotes).toEqual([`created ${data}/out/f0.txt`, `created ${data}/out/f1.txt`, `created ${data}/out/f10.txt`, `… and ${files - 3} more`]);
     // The call keeps every effect it was given.
-    const call = report.calls.find((c) => c.probe === 'default-call')!;
+    const call = report.calls.find((c) => c.probe === 'default-call' && c.tool === 'export_all')!;
     expect(call.effects!.filter((e) => e.detail.startsWith('created ')).length).toBe(files);
     expect(readdirSync(data)).toEqual([]);
+  });
+
+  it('blames no later call for files past the 5000 entries read: the read-only count_files has no effect, save_note’s file is not “removed”', () => {
+    const calls = report.calls.filter((c) => c.probe === 'default-call');
+    expect(calls.map((c) => c.tool)).toEqual(['save_note', 'export_all', 'count_files']);
+    expect(calls[0]!.effects!.map((e) => e.detail)).toEqual([`created ${data}/notes/n.txt`]);
+    expect(calls[2]!.effects).toEqual([]);
+    expect(report.calls.flatMap((c) => c.effects ?? []).filter((e) => e.detail.startsWith('removed '))).toEqual([]);
   });
 });
 
@@ -252,6 +262,15 @@ describe.runIf(linux)('a server that writes while it starts (start-writer.mjs)',
     expect(report.sandbox.note).toContain('while starting, before any call, the server did: file: created ~/.config/acme/telemetry-consent.json (17 bytes) (in the copy-on-write layer; no call is blamed for it)');
     expect(report.calls.flatMap((c) => c.effects ?? [])).toEqual([]);
     expect(checkOf(report, 'default-call-effects').verdict).toBe('pass');
+  }, 60_000);
+
+  it('with its tools shared among instances, lists the write once: every instance made the same one, the first’s is the line’s own', async () => {
+    const report = await audit({ command: process.execPath, args: [fixture('overlay/start-writer.mjs'), '--extra', '13'], config: parseConfig(ONLY_EFFECTS, configRegistry()) });
+    const write = 'while starting, before any call, the server did: file: created ~/.config/acme/telemetry-consent.json (17 bytes) (in the copy-on-write layer; no call is blamed for it)';
+    expect(new Set(report.calls.map((c) => c.instance)).size).toBeGreaterThan(1);
+    expect(report.sandbox.note.split(write)).toHaveLength(2);
+    expect(report.sandbox.note).toContain(`network loopback only; ${write}`);
+    expect(report.calls.flatMap((c) => c.effects ?? [])).toEqual([]);
   }, 60_000);
 });
 
