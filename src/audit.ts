@@ -13,7 +13,7 @@ import { defaultConcurrency, instanceCount, listingOrder, mergeDesign, renumberC
 import { gatherRobustInput, hangLimitMs } from './probes/robust-input.js';
 import { gatherProtocolErrors, sendEarly } from './probes/protocol-errors.js';
 import { gatherEffects } from './probes/effects.js';
-import { closeLateWindow, closeWatch, readOnlyClaimNotEnough } from './probes/watch.js';
+import { closeLateWindow, closeWatch, unprotectedFiles } from './probes/watch.js';
 import { adoptLateReplies, awaitDroppedLines, gatherLimits } from './probes/limits.js';
 import { gatherOversized } from './probes/oversized.js';
 import { gatherConcurrency } from './probes/concurrency.js';
@@ -522,9 +522,9 @@ async function gatherInstance(
   const early = first && needs.has('protocol-errors') ? await sendEarly(rec, hangMs) : undefined;
   if (early?.recorded) await live();
   // Where a lying read-only tool would change the user's real files, its claim licenses no call.
-  const distrust = readOnlyClaimNotEnough(sandbox, rec.session.remote, options.allowEffects === true);
-  if (needs.has('robust-input')) out.robust = await gatherRobustInput(rec, tools, config, sandbox, distrust);
-  if (needs.has('strict-arguments') && !out.robust?.stopped && (await live())) out.strict = await gatherStrictArguments(rec, tools, config, sandbox, distrust);
+  const unprotected = unprotectedFiles(sandbox, rec.session.remote, options.allowEffects === true);
+  if (needs.has('robust-input')) out.robust = await gatherRobustInput(rec, tools, config, sandbox, unprotected);
+  if (needs.has('strict-arguments') && !out.robust?.stopped && (await live())) out.strict = await gatherStrictArguments(rec, tools, config, sandbox, unprotected);
   if (needs.has('effects') && (await live())) {
     out.effects = await gatherEffects(rec, tools, config, { sandbox, all: options.all === true, allowEffects: options.allowEffects === true });
   }
@@ -533,12 +533,12 @@ async function gatherInstance(
   // limit and blame the wrong probe. protocol-errors goes before the limits pack, so that a
   // server that dies on a limit value is still judged on protocol mistakes.
   if (first && needs.has('protocol-errors') && !out.robust?.stopped && (await live())) out.protocol = await gatherProtocolErrors(rec, hangMs, early);
-  if (needs.has('limits') && !out.robust?.stopped && (await live())) out.limits = await gatherLimits(rec, tools, config, sandbox, distrust);
+  if (needs.has('limits') && !out.robust?.stopped && (await live())) out.limits = await gatherLimits(rec, tools, config, sandbox, unprotected);
   // (Three hangs in limits with the server still answering is one slow tool, not a wedged server.)
   const stopped = out.robust?.stopped ?? (out.limits?.stopped?.reason === 'server-gone' ? out.limits.stopped : undefined);
   // The two that may take a fragile server down come last.
-  if (first && needs.has('concurrency') && !stopped && (await live())) out.concurrency = await gatherConcurrency(rec, tools, config);
-  if (needs.has('oversized') && !stopped && (await live())) out.oversized = await gatherOversized(rec, tools, config, distrust);
+  if (first && needs.has('concurrency') && !stopped && (await live())) out.concurrency = await gatherConcurrency(rec, tools, config, unprotected);
+  if (needs.has('oversized') && !stopped && (await live())) out.oversized = await gatherOversized(rec, tools, config, unprotected);
   // The design pack's real writes (repeats, made-up proposals) last of all: a server that dies
   // on one must not escape the checks above by it.
   if (needs.has('design') && !stopped && (await live())) out.design = await gatherDesign(rec, tools, config, sandbox, options.allowEffects === true);

@@ -68,6 +68,8 @@ export const check: Check = {
   judge(a) {
     const run = a.oversized;
     if (!run) return { id: meta.id, verdict: 'n/a', findings: [], notes: [`the oversized values were not sent (${whyNotRun(a)})`] };
+    const guarded = run.guarded.map((g) => `${g.tool}: not probed: ${g.why}`);
+    if (run.tools.length === 0 && guarded.length > 0) return { id: meta.id, verdict: 'n/a', findings: [], notes: guarded };
     if (run.tools.length === 0) {
       const notes = run.skipped.map((s) => `${s.tool}: ${s.why}`);
       return { id: meta.id, verdict: 'n/a', findings: [], notes: ['no tool has a typed property to put an oversized value in', ...notes] };
@@ -86,7 +88,7 @@ export const check: Check = {
     for (const l of run.liveness) {
       if (!l.alive) out.push(finding(meta, 'not-alive', 'fail', { tool: l.tool }, { calls: [l.seq] }, { tool: l.tool }));
     }
-    const notes: string[] = [];
+    const notes: string[] = [...guarded];
     for (const n of run.notSent) notes.push(`${n.tool}: ${n.probe} not sent: ${n.why}`);
     if (run.beyondMaxTools.length) notes.push(`not probed (beyond max_tools): ${run.beyondMaxTools.join(', ')}`);
     if (run.stopped) notes.push(`probing stopped (${run.stopped.reason}); not reached: ${run.stopped.notReached.join(', ')}`);

@@ -32,15 +32,19 @@ export interface ConcurrencyRun {
 
 /**
  * Sends the burst: each call is the first planned robust-input probe of a tool, round robin over
- * the tools that have one among the first `checks.robust-input.max_tools` (skip_tools left out) (a call to a tool name that does not exist when none has), plus one
+ * the tools that have one among the first `checks.robust-input.max_tools` (skip_tools left out;
+ * where `unprotected`, probes/watch.ts unprotectedFiles, only tools stating readOnlyHint: true) (a
+ * call to a tool name that does not exist when none has), plus one
  * tools/list; waits for every reply (each up to the hang limit), listens
  * {@link DUPLICATE_WINDOW_MS} more for second answers, then checks the server is alive.
  */
-export async function gatherConcurrency(rec: Recorder, tools: ListedTool[], config: ResolvedConfig): Promise<ConcurrencyRun> {
+export async function gatherConcurrency(rec: Recorder, tools: ListedTool[], config: ResolvedConfig, unprotected?: string): Promise<ConcurrencyRun> {
   const hangMs = hangLimitMs(config);
   const skip = new Set(config.skip_tools);
   const planned = tools
     .filter((t) => !skip.has(t.name))
+    // Where the user's files are unprotected, invalid input goes only to tools that state they are read-only.
+    .filter((t) => !unprotected || t.annotations?.readOnlyHint === true)
     .slice(0, maxTools(config))
     .map((t) => ({ tool: t, probe: planSafely(t).plan[0] }))
     .filter((x): x is { tool: ListedTool; probe: NonNullable<typeof x.probe> } => x.probe !== undefined);

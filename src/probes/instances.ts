@@ -170,6 +170,7 @@ export function mergeOversized(runs: OversizedRun[], order: Map<string, number>)
   return {
     tools: inListingOrder(runs.flatMap((r) => r.tools), (t) => t.tool, order),
     skipped: runs[0]!.skipped,
+    guarded: inListingOrder(runs.flatMap((r) => r.guarded), (g) => g.tool, order),
     beyondMaxTools: runs[0]!.beyondMaxTools,
     notSent: inListingOrder(runs.flatMap((r) => r.notSent), (n) => n.tool, order),
     ...(stopped ? { stopped } : {}),

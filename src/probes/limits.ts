@@ -14,7 +14,7 @@ import { readResponse } from '../target/wire.js';
 import type { ListedTool, ProbeCall } from '../types.js';
 import { sampleValid } from '../values.js';
 import { uncallable } from './callable.js';
-import { watched } from './watch.js';
+import { claimNotEnough, mayWriteUnprotected, watched } from './watch.js';
 import type { Recorder } from './recorder.js';
 import type { Session } from '../target/session.js';
 import { MAX_HANGS, hangLimitMs, maxTools, validArgs } from './robust-input.js';
@@ -150,11 +150,12 @@ const RAW_MARKER = `sealmark:raw-value:${randomBytes(12).toString('hex')}`;
  * Sends the limit values to every limit property of every callable tool (up to
  * `checks.robust-input.max_tools` tools), one call at a time. A value the tool's own schema
  * accepts is sent only where a valid call is allowed (a `probes:` entry; a read-only tool unless
- * `distrust`, probes/watch.ts readOnlyClaimNotEnough, says its claim is not enough here): such a
- * call does real work. Stops after three hangs or when the server is gone, naming what was not reached.
+ * `unprotected`, probes/watch.ts unprotectedFiles, says the user's files are not protected): such
+ * a call does real work. Where `unprotected` is set, a tool that may write gets no value at all
+ * unless it has a `probes:` entry. Stops after three hangs or when the server is gone, naming what was not reached.
  */
-export async function gatherLimits(rec: Recorder, tools: ListedTool[], config: ResolvedConfig, sandbox: Sandbox | undefined, distrust?: string): Promise<LimitsRun> {
-  const run = await probeAll(rec, tools, config, sandbox, distrust);
+export async function gatherLimits(rec: Recorder, tools: ListedTool[], config: ResolvedConfig, sandbox: Sandbox | undefined, unprotected?: string): Promise<LimitsRun> {
+  const run = await probeAll(rec, tools, config, sandbox, unprotected);
   adoptLateReplies(rec, tools);
   return run;
 }
@@ -218,7 +219,7 @@ export async function awaitDroppedLines(rec: Recorder, hangMs: number): Promise<
   while (outstanding().length > 0) await new Promise((r) => setTimeout(r, DROPPED_POLL_MS));
 }
 
-async function probeAll(rec: Recorder, tools: ListedTool[], config: ResolvedConfig, sandbox: Sandbox | undefined, distrust?: string): Promise<LimitsRun> {
+async function probeAll(rec: Recorder, tools: ListedTool[], config: ResolvedConfig, sandbox: Sandbox | undefined, unprotected?: string): Promise<LimitsRun> {
   const hangMs = hangLimitMs(config);
   const skip = new Set(config.skip_tools);
   const withLimits = tools.filter((t) => !skip.has(t.name) && !uncallable(t) && safeLimitProperties(t).length > 0);
@@ -243,7 +244,7 @@ async function probeAll(rec: Recorder, tools: ListedTool[], config: ResolvedConf
     const sampled = validArgs(tool);
     const base = userProbe?.arguments ?? (sampled && withSmallLimits(tool, sampled));
     const readOnly = tool.annotations?.readOnlyHint === true;
-    const validCall = userProbe ? 'probes' : sampled && readOnly && !distrust ? 'read-only' : undefined;
+    const validCall = userProbe ? 'probes' : sampled && readOnly && !unprotected ? 'read-only' : undefined;
     const lps = safeLimitProperties(tool);
     if (lps.length > MAX_LIMIT_PROPERTIES) run.beyondMaxProperties.push({ tool: tool.name, properties: lps.slice(MAX_LIMIT_PROPERTIES).map((lp) => lp.property.name) });
     for (const lp of lps.slice(0, MAX_LIMIT_PROPERTIES)) {
@@ -252,6 +253,10 @@ async function probeAll(rec: Recorder, tools: ListedTool[], config: ResolvedConf
       run.params.push(entry);
       if (!compiled.ok) {
         entry.skipped = `inputSchema does not compile: ${compiled.error}`;
+        continue;
+      }
+      if (unprotected && !readOnly && !userProbe) {
+        entry.skipped = mayWriteUnprotected(unprotected);
         continue;
       }
       if (!base) {
@@ -268,7 +273,7 @@ async function probeAll(rec: Recorder, tools: ListedTool[], config: ResolvedConf
         const args = withProperty(others, lp.property.name, meaning ? meaning.value : RAW_MARKER);
         const invalidBecause = meaning ? compiled.validate(args) : [`${v.raw} is not a finite JSON number`];
         if (invalidBecause.length === 0 && !validCall) {
-          const why = readOnly && distrust ? `the schema admits this value, and ${distrust}` : 'the schema admits this value and the tool may write: sent only to a read-only tool or one with a probes: entry';
+          const why = readOnly && unprotected ? `the schema admits this value, and ${claimNotEnough(unprotected)}` : 'the schema admits this value and the tool may write: sent only to a read-only tool or one with a probes: entry';
           entry.notSent.push({ probe: v.probe, why });
           continue;
         }

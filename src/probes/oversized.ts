@@ -11,6 +11,7 @@ import type { ListedTool } from '../types.js';
 import { uncallable } from './callable.js';
 import type { Recorder } from './recorder.js';
 import { MAX_HANGS, hangLimitMs, maxTools, validArgs } from './robust-input.js';
+import { claimNotEnough, mayWriteUnprotected } from './watch.js';
 
 /** Size of the long string (1 MiB of ASCII, so 1,048,576 bytes on the wire). */
 export const BIG_STRING_BYTES = 1024 * 1024;
@@ -57,6 +58,8 @@ export interface OversizedRun {
   tools: { tool: string; targets: Record<string, string> }[];
   /** Tools not probed and why (no typed property, cannot be called). */
   skipped: { tool: string; why: string }[];
+  /** Tools not probed because they may write and the user's files were not protected, and why. */
+  guarded: { tool: string; why: string }[];
   beyondMaxTools: string[];
   /** Probes not sent: a schema-valid oversized value to a tool that may write, outside the sandbox. */
   notSent: { tool: string; probe: string; why: string }[];
@@ -70,13 +73,13 @@ export interface OversizedRun {
  * `checks.robust-input.max_tools`), each in place of the first property of the type it fits (else
  * the first typed property), then a liveness `tools/list` per tool. A value the schema accepts (a
  * long string where no `maxLength` is declared) is sent only to a read-only tool, and not even
- * there when `distrust` (probes/watch.ts readOnlyClaimNotEnough) says why its claim is not enough:
- * it is a real call (a `probes:` entry vouches for its own arguments, not for 1 MiB in them).
+ * there when `unprotected` (probes/watch.ts unprotectedFiles) says the user's files are not
+ * protected, where a tool that may write gets nothing at all: it is a real call (a `probes:` entry vouches for its own arguments, not for 1 MiB in them).
  */
-export async function gatherOversized(rec: Recorder, tools: ListedTool[], config: ResolvedConfig, distrust?: string): Promise<OversizedRun> {
+export async function gatherOversized(rec: Recorder, tools: ListedTool[], config: ResolvedConfig, unprotected?: string): Promise<OversizedRun> {
   const hangMs = hangLimitMs(config);
   const skip = new Set(config.skip_tools);
-  const run: OversizedRun = { tools: [], skipped: [], beyondMaxTools: [], notSent: [], liveness: [] };
+  const run: OversizedRun = { tools: [], skipped: [], guarded: [], beyondMaxTools: [], notSent: [], liveness: [] };
   const eligible: { tool: ListedTool; typed: PropertyInfo[] }[] = [];
   for (const tool of tools) {
     if (skip.has(tool.name)) continue;
@@ -101,7 +104,11 @@ export async function gatherOversized(rec: Recorder, tools: ListedTool[], config
     const compiled = compileSchema(tool.inputSchema);
     const base = config.probes.find((p) => p.tool === tool.name && p.expect === 'ok')?.arguments ?? validArgs(tool) ?? {};
     const readOnly = tool.annotations?.readOnlyHint === true;
-    const mayCallValid = readOnly && !distrust;
+    if (unprotected && !readOnly) {
+      run.guarded.push({ tool: tool.name, why: mayWriteUnprotected(unprotected) });
+      continue;
+    }
+    const mayCallValid = readOnly && !unprotected;
     const declared = typed.map((p) => p.name);
     const entry = { tool: tool.name, targets: {} as Record<string, string> };
     run.tools.push(entry);
@@ -111,7 +118,7 @@ export async function gatherOversized(rec: Recorder, tools: ListedTool[], config
       Object.defineProperty(args, target.name, { value: p.build(target), enumerable: true, writable: true, configurable: true });
       const invalidBecause = compiled.ok ? compiled.validate(args) : [];
       if (invalidBecause.length === 0 && !mayCallValid) {
-        const why = readOnly && distrust ? `the schema admits it, and ${distrust}` : `the schema admits it and ${tool.name} may write: sent only to a read-only tool`;
+        const why = readOnly && unprotected ? `the schema admits it, and ${claimNotEnough(unprotected)}` : `the schema admits it and ${tool.name} may write: sent only to a read-only tool`;
         run.notSent.push({ tool: tool.name, probe: p.probe, why });
         continue;
       }

@@ -20,7 +20,7 @@ import type { Recorder } from './recorder.js';
 import { uncallable } from './callable.js';
 import { countItems } from '../limits.js';
 import type { Sandbox } from '../target/sandbox.js';
-import { watched } from './watch.js';
+import { claimNotEnough, mayWriteUnprotected, watched } from './watch.js';
 
 /** Per-tool bookkeeping of the robust-input gatherer. */
 export interface RobustToolRun {
@@ -168,10 +168,11 @@ function assign(props: PropertyInfo[], value: (p: PropertyInfo) => unknown): Rec
  * Runs robust-input over the listed tools: the planned invalid calls, a liveness `tools/list`
  * after each tool's last probe and after any protocol error, the read-only no-argument valid call,
  * then the user's `probes:` entries. The valid calls are watched for effects when `sandbox` is given. Stops after {@link MAX_HANGS} hangs or when the server is gone.
- * `distrust` (probes/watch.ts readOnlyClaimNotEnough): why a read-only claim licenses no valid
- * call here; the read-only no-argument call is then not sent and the tool is listed as not probed.
+ * `unprotected` (probes/watch.ts unprotectedFiles): why the user's files are not protected here;
+ * then the read-only no-argument call is not sent, nor any invalid input to a tool that may write,
+ * and those tools are listed as not probed (the user's `probes:` entries are still sent).
  */
-export async function gatherRobustInput(rec: Recorder, tools: ListedTool[], config: ResolvedConfig, sandbox?: Sandbox, distrust?: string): Promise<RobustRun> {
+export async function gatherRobustInput(rec: Recorder, tools: ListedTool[], config: ResolvedConfig, sandbox?: Sandbox, unprotected?: string): Promise<RobustRun> {
   const hangMs = hangLimitMs(config);
   const skip = new Set(config.skip_tools);
   const eligible = tools.filter((t) => !skip.has(t.name));
@@ -200,10 +201,13 @@ export async function gatherRobustInput(rec: Recorder, tools: ListedTool[], conf
     const entry: RobustToolRun = { tool: tool.name, probes: [] };
     run.tools.push(entry);
     if (planned.skipped) entry.skipped = planned.skipped;
-    if (planned.readOnlyNoArgs && distrust) entry.skipped = `its only call would be the valid read-only-no-args, not sent: ${distrust}`;
+    // Where the user's files are unprotected: no call on a read-only claim alone, no invalid input to a tool that may write.
+    const guarded = unprotected !== undefined && tool.annotations?.readOnlyHint !== true && !planned.skipped;
+    if (planned.readOnlyNoArgs && unprotected) entry.skipped = `its only call would be the valid read-only-no-args, not sent: ${claimNotEnough(unprotected)}`;
+    if (guarded && planned.plan.length > 0) entry.skipped = mayWriteUnprotected(unprotected);
     if (planned.needsProbe && !userProbeTools.has(tool.name)) entry.needsProbe = true;
     const declared = propertiesOf(tool.inputSchema).map((p) => p.name);
-    const calls = planned.readOnlyNoArgs && distrust ? [] : planned.readOnlyNoArgs ? [{ probe: 'read-only-no-args', args: {}, target: '', invalidBecause: [] as string[] }] : planned.plan;
+    const calls = (planned.readOnlyNoArgs || guarded) && unprotected ? [] : planned.readOnlyNoArgs ? [{ probe: 'read-only-no-args', args: {}, target: '', invalidBecause: [] as string[] }] : planned.plan;
     for (const [k, p] of calls.entries()) {
       const rest = () => calls.slice(k + 1).map((x) => x.probe);
       const send = () =>

@@ -20,7 +20,7 @@ import type { Recorder } from './recorder.js';
 import type { Sandbox } from '../target/sandbox.js';
 import { uncallable } from './callable.js';
 import { hangLimitMs, validArgs } from './robust-input.js';
-import { watched } from './watch.js';
+import { claimNotEnough, mayWriteUnprotected, watched } from './watch.js';
 
 /**
  * One planned strict-arguments call. `args` undefined = the `arguments` member is omitted. The two
@@ -64,18 +64,22 @@ export function strictMaxTools(config: ResolvedConfig): number {
  * The strict-arguments calls for one tool, or why it gets none. `userArgs` are the arguments of
  * the tool's first `probes:` entry that expects `ok`, when there is one.
  */
-export function planStrict(tool: ListedTool, userArgs?: Record<string, unknown>, distrust?: string): { calls: StrictCall[]; notJudged?: string } {
+export function planStrict(tool: ListedTool, userArgs?: Record<string, unknown>, unprotected?: string): { calls: StrictCall[]; notJudged?: string } {
   const cannot = uncallable(tool);
   if (cannot) return { calls: [], notJudged: cannot };
   const compiled = compileSchema(tool.inputSchema);
   if (!compiled.ok) return { calls: [], notJudged: `inputSchema does not compile: ${compiled.error}` };
   const readOnly = tool.annotations?.readOnlyHint === true;
-  const safe = (readOnly && !distrust) || userArgs !== undefined;
+  const safe = (readOnly && !unprotected) || userArgs !== undefined;
   const calls: StrictCall[] = [];
   const required = requiredOf(tool.inputSchema);
   const emptyValid = compiled.validate({}).length === 0;
-  // A tool that requires something: omitting `arguments` is invalid, and may go to any tool.
-  if (required.length > 0 && !emptyValid) calls.push({ probe: 'no-arguments', args: undefined, invalidBecause: compiled.validate({}) });
+  // A tool that requires something: omitting `arguments` is invalid, and may go to any tool, but
+  // not to one that may write where the user's files are unprotected.
+  if (required.length > 0 && !emptyValid) {
+    if (unprotected && !readOnly && userArgs === undefined) return { calls, notJudged: `not sent: ${mayWriteUnprotected(unprotected)}` };
+    calls.push({ probe: 'no-arguments', args: undefined, invalidBecause: compiled.validate({}) });
+  }
   else if (emptyValid && safe) {
     calls.push({ probe: 'empty-arguments', args: {}, invalidBecause: [] });
     calls.push({ probe: 'no-arguments', args: undefined, invalidBecause: [] });
@@ -96,7 +100,7 @@ export function planStrict(tool: ListedTool, userArgs?: Record<string, unknown>,
     }
   }
   if (calls.length > 0) return { calls };
-  if (!safe && readOnly && (emptyValid || forbidsExtra(tool.inputSchema))) return { calls, notJudged: `a valid call to this read-only tool was not sent: ${distrust}` };
+  if (!safe && readOnly && (emptyValid || forbidsExtra(tool.inputSchema))) return { calls, notJudged: `a valid call to this read-only tool was not sent: ${claimNotEnough(unprotected!)}` };
   if (!safe && (emptyValid || forbidsExtra(tool.inputSchema))) return { calls, notJudged: 'a valid call could run a tool that may write: it states no readOnlyHint: true and has no probes: entry' };
   return { calls, notJudged: 'nothing to probe: it requires no arguments and does not forbid undeclared keys' };
 }
@@ -106,7 +110,7 @@ export function planStrict(tool: ListedTool, userArgs?: Record<string, unknown>,
  * planned call, watched in the sandbox; a server that exits is started again for the rest
  * ({@link Recorder.revive}).
  */
-export async function gatherStrictArguments(rec: Recorder, tools: ListedTool[], config: ResolvedConfig, sandbox?: Sandbox, distrust?: string): Promise<StrictRun> {
+export async function gatherStrictArguments(rec: Recorder, tools: ListedTool[], config: ResolvedConfig, sandbox?: Sandbox, unprotected?: string): Promise<StrictRun> {
   const hangMs = hangLimitMs(config);
   const skip = new Set(config.skip_tools);
   const eligible = tools.filter((t) => !skip.has(t.name));
@@ -117,7 +121,7 @@ export async function gatherStrictArguments(rec: Recorder, tools: ListedTool[], 
   for (const [i, tool] of chosen.entries()) {
     rec.progress({ phase: 'strict-arguments', tool: tool.name, toolIndex: i + 1, toolCount: chosen.length });
     const entry = config.probes.find((p) => p.tool === tool.name && p.expect === 'ok');
-    const { calls, notJudged } = planStrict(tool, entry?.arguments as Record<string, unknown> | undefined, distrust);
+    const { calls, notJudged } = planStrict(tool, entry?.arguments as Record<string, unknown> | undefined, unprotected);
     const own: StrictToolRun = { tool: tool.name, probes: [], ...(notJudged ? { notJudged } : {}) };
     run.tools.push(own);
     const declared = propertiesOf(tool.inputSchema).map((p) => p.name);

@@ -173,18 +173,33 @@ export function writesReachYourFiles(sandbox: Sandbox | undefined, remote: boole
 }
 
 /**
- * Why a valid call that only a tool's `readOnlyHint: true` licenses must not be sent, or undefined
- * when it may. The hint is its author's claim; sealmark relies on it only where a tool that lies
- * would be seen and contained (the copy-on-write filesystem covers every path the server was
- * pointed at, see {@link writesReachYourFiles}), or with `--allow-effects`. Elsewhere (no sandbox,
- * no overlay, a named path left uncovered) a lying "read-only" tool would change the user's real
- * files unseen, so robust-input's `read-only-no-args`, strict-arguments' valid calls, the limits
- * pack's admitted values and oversized-input's admitted values go only to tools with a `probes:`
- * entry (the user's own choice). A server reached by URL runs nothing on this machine: its
- * read-only tools are called as any client would call them.
+ * Why the server's writes would change the user's real files in this audit, or undefined when they
+ * would not: the copy-on-write filesystem covers every path the server was pointed at (see
+ * {@link writesReachYourFiles}), the user gave `--allow-effects`, or the server is reached by URL
+ * (it runs nothing on this machine, and its tools are called as any client would call them).
+ * Where it is set, the gatherers send no call that relies on a tool's word alone (see
+ * {@link claimNotEnough}) and no invalid input to a tool that may write (see
+ * {@link mayWriteUnprotected}); the user's own `probes:` entries are always sent.
  */
-export function readOnlyClaimNotEnough(sandbox: Sandbox | undefined, remote: boolean, allowEffects: boolean): string | undefined {
+export function unprotectedFiles(sandbox: Sandbox | undefined, remote: boolean, allowEffects: boolean): string | undefined {
   if (remote || allowEffects) return undefined;
-  const why = writesReachYourFiles(sandbox, false);
-  return why && `${why}; readOnlyHint is only a claim, so no valid call relies on it without --allow-effects`;
+  return writesReachYourFiles(sandbox, false);
+}
+
+/**
+ * Why a valid call licensed only by a tool's `readOnlyHint: true` is not sent where files are
+ * unprotected (`reason` from {@link unprotectedFiles}): the hint is its author's claim, and a tool
+ * that lied would change the user's files unseen.
+ */
+export function claimNotEnough(reason: string): string {
+  return `${reason}; readOnlyHint is only a claim, so no valid call relies on it without --allow-effects`;
+}
+
+/**
+ * Why a tool that may write (it states no `readOnlyHint: true`) gets no invalid input where files
+ * are unprotected (`reason` from {@link unprotectedFiles}): a server that acts on invalid input (a
+ * `{}` to a delete tool that falls back to a default path) would change the user's files.
+ */
+export function mayWriteUnprotected(reason: string): string {
+  return `it may write (it states no readOnlyHint: true), and ${reason}: a tool that acted on invalid input would change your files (--allow-effects sends these calls)`;
 }

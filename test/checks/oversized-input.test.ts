@@ -87,6 +87,7 @@ beforeAll(async () => {
   const jobs: Record<string, () => Promise<Report>> = {
     deep: () => auditFixture('limits/deep_recursion.mjs'),
     deepNoSandbox: () => auditFixture('limits/deep_recursion.mjs', {}, [], { sandbox: false }),
+    deepNoSandboxAllowed: () => auditFixture('limits/deep_recursion.mjs', {}, [], { sandbox: false, allowEffects: true }),
     deepProbes: () => auditFixture('limits/deep_recursion.mjs', TREE_PROBE),
     hang: () => auditFixture('limits/hangs_on_big_string.mjs', FAST_HANGS),
     clean: () => auditFixture('limits/clean_limits.mjs'),
@@ -144,8 +145,16 @@ describe('deep_recursion.mjs (a recursive walk that exits past 32 levels)', () =
     expect(r.calls.filter((c) => c.probe === 'liveness' && c.tool === 'save_tree' && c.seq > calls[1]!.seq).map((c) => c.reply.kind)).toEqual(['response']);
   });
 
-  it('without the sandbox the same: the schema-valid string is not sent, the invalid 64-level object is, and kills the server', () => {
+  it('without the sandbox, save_tree (which may write) gets nothing: your files are not protected', () => {
     const r = runs.deepNoSandbox!;
+    expect(r.sandbox.kind).toBe('none');
+    expect(oversizedCalls(r)).toEqual([]);
+    const c = checkOf(r, ID);
+    expect(c.notes).toContain("save_tree: not probed: it may write (it states no readOnlyHint: true), and no sandbox (--no-sandbox): a tool that acted on invalid input would change your files (--allow-effects sends these calls)");
+  });
+
+  it('without the sandbox but with --allow-effects, as in it: the schema-valid string is not sent, the invalid 64-level object is, and kills the server', () => {
+    const r = runs.deepNoSandboxAllowed!;
     expect(r.sandbox.kind).toBe('none');
     const c = checkOf(r, ID);
     expect(c.verdict).toBe('fail');

@@ -179,6 +179,8 @@ describe.runIf(linux)('a tool that claims readOnlyHint: true and writes (lying-r
     const dir = mkdtempSync(join(tmpdir(), 'sealmark-overlay-liar-'));
     dirs.push(dir);
     writeFileSync(join(dir, 'notes.txt'), 'first note\n');
+    mkdirSync(join(dir, 'cache'));
+    writeFileSync(join(dir, 'cache', 'old.bin'), 'bin\n');
     const out = `${dir}-report.json`;
     dirs.push(out);
     const r = await runCli(['audit', '--only', ONLY, ...flags, '--format', 'json', '--output', out, '--', process.execPath, fixture('overlay/lying-reader.mjs'), '--data', dir], { env });
@@ -187,14 +189,19 @@ describe.runIf(linux)('a tool that claims readOnlyHint: true and writes (lying-r
   };
   const sentValid = (r: Report) => r.calls.filter((c) => VALID.includes(c.probe) || (c.probe === 'no-arguments' && c.tool === 'get_stats')).map((c) => `${c.tool} ${c.probe}`);
 
-  it('without the overlay, sends it no valid call: the user’s folder is unchanged and each check says why', async () => {
+  it('without the overlay, sends the read-only tools no valid call and the destructive one nothing: the user’s folder is unchanged and each check says why', async () => {
     const { data: report, dir } = await run([], { SEALMARK_NO_OVERLAY: '1' });
     expect(sentValid(report)).toEqual([]);
-    expect(readdirSync(dir)).toEqual(['notes.txt']);
+    expect(readdirSync(dir).sort()).toEqual(['cache', 'notes.txt']);
+    expect(report.calls.filter((c) => c.tool === 'purge_cache')).toEqual([]);
+    const guard = "it may write (it states no readOnlyHint: true), and no copy-on-write filesystem (overlayfs is switched off (SEALMARK_NO_OVERLAY=1)), so the server's writes would be real: a tool that acted on invalid input would change your files (--allow-effects sends these calls)";
+    expect(checkOf(report, 'robust-input').findings.find((f) => f.tool === 'purge_cache')!.message).toBe(`purge_cache: not probed: ${guard}`);
+    expect(checkOf(report, 'oversized-input').notes).toContain(`purge_cache: not probed: ${guard}`);
     const why = "no copy-on-write filesystem (overlayfs is switched off (SEALMARK_NO_OVERLAY=1)), so the server's writes would be real; readOnlyHint is only a claim, so no valid call relies on it without --allow-effects";
     expect(checkOf(report, 'robust-input').findings.find((f) => f.tool === 'get_stats')!.message).toBe(`get_stats: not probed: its only call would be the valid read-only-no-args, not sent: ${why}`);
     expect(checkOf(report, 'strict-arguments').findings.filter((f) => f.messageId === 'not-judged').map((f) => f.message)).toEqual([
       `get_stats: not judged: a valid call to this read-only tool was not sent: ${why}`,
+      `purge_cache: not judged: not sent: ${guard}`,
     ]);
     // search requires query: its call without `arguments` is invalid, so it is sent; extra-only is not.
     expect(report.calls.filter((c) => c.tool === 'search' && c.probe.startsWith('no-arguments')).length).toBe(1);
@@ -203,16 +210,21 @@ describe.runIf(linux)('a tool that claims readOnlyHint: true and writes (lying-r
     expect(report.calls.filter((c) => c.tool === 'search' && c.probe === 'wrong-types')).toHaveLength(1);
   }, 60_000);
 
-  it('with the overlay, sends them, and the writes land in the overlay only', async () => {
+  it('with the overlay, sends them all, and the writes land in the overlay only', async () => {
     const { data: report, dir } = await run([], {});
     expect(report.sandbox.filesystem).toBe('overlay');
     expect(sentValid(report)).toEqual(expect.arrayContaining(['get_stats read-only-no-args', 'get_stats empty-arguments', 'get_stats no-arguments', 'search valid-arguments', 'search extra-only']));
-    expect(readdirSync(dir)).toEqual(['notes.txt']);
+    // purge_cache acted on invalid input: robust-input says so, the overlay saw the removal, the real cache is there.
+    const missing = report.calls.find((c) => c.tool === 'purge_cache' && c.probe === 'missing-required')!;
+    expect(missing.class).toBe('accepted');
+    expect(missing.effects?.map((e) => e.detail)).toEqual([`removed ${dir}/cache`]);
+    expect(readdirSync(dir).sort()).toEqual(['cache', 'notes.txt']);
   }, 60_000);
 
   it('without the overlay but with --allow-effects, sends them, and the writes are real', async () => {
     const { data: report, dir } = await run(['--allow-effects'], { SEALMARK_NO_OVERLAY: '1' });
     expect(sentValid(report)).toEqual(expect.arrayContaining(['get_stats read-only-no-args', 'search valid-arguments']));
+    // purge_cache removed the real cache on invalid input.
     expect(readdirSync(dir).sort()).toEqual(['history.log', 'notes.txt', 'stats.log']);
   }, 60_000);
 });

@@ -48,13 +48,13 @@ export async function auditFixture(
   name: string,
   raw: Record<string, unknown> = {},
   extraArgs: string[] = [],
-  opts: { sandbox?: boolean; cwd?: string } = {},
+  opts: { sandbox?: boolean; cwd?: string; allowEffects?: boolean } = {},
 ): Promise<Report> {
   const { command, args } = fixtureCommand(name);
   // Without the sandbox a server runs in a directory of its own, never in the repository.
   const own = opts.cwd === undefined && opts.sandbox === false ? mkdtempSync(join(tmpdir(), 'sealmark-nosandbox-')) : undefined;
   try {
-    const report = await audit({ command, args: [...args, ...extraArgs], config: parseConfig(raw, configRegistry()), sandbox: opts.sandbox, cwd: opts.cwd ?? own });
+    const report = await audit({ command, args: [...args, ...extraArgs], config: parseConfig(raw, configRegistry()), sandbox: opts.sandbox, cwd: opts.cwd ?? own, allowEffects: opts.allowEffects });
     expectNoCanary(report, name);
     return report;
   } finally {
