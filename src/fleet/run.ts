@@ -18,6 +18,7 @@ import { FetchLimiter } from './fetch-limit.js';
 import { Progress, type FleetSummary } from './progress.js';
 import { attemptJob, currentRuler, endMarked, endRunningAudits, sleep } from './attempt.js';
 import type { FleetRecord } from './types.js';
+import { runState } from '../run-state.js';
 
 export { currentRuler, JOB_MARK_VAR, KILL_GRACE_MS, listOnlyChecks, outcomeOfReason, recordFromReport } from './attempt.js';
 
@@ -91,6 +92,8 @@ export async function runFleet(opts: FleetRunOptions): Promise<FleetSummary> {
     (opts.progress ?? process.stderr).write(`fleet: stopped after ${recorded} new records; ${stopped} running ${stopped === 1 ? 'audit was' : 'audits were'} stopped and ${stopped === 1 ? 'its job waits' : 'their jobs wait'} for the next run\n`);
   };
   process.once('exit', onExit);
+  // The line above says what an interruption left; the generic one (cli.ts) only names the signal.
+  runState.interrupted = (signal) => `sealmark: fleet run interrupted (${signal})`;
   try {
     await endOrphans(store, store.recover());
     store.upsertJobs(planned);
@@ -148,6 +151,7 @@ export async function runFleet(opts: FleetRunOptions): Promise<FleetSummary> {
     progress.finish();
     return summary;
   } finally {
+    runState.interrupted = undefined;
     process.removeListener('exit', onExit);
     store.close();
   }

@@ -494,14 +494,34 @@ function head(path: string, max = 64 * 1024): Buffer | undefined {
 /** Whether two files hold the same bytes (read whole up to 1 MiB; larger files count as different). */
 function sameBytes(a: string, b: string | undefined): boolean {
   if (b === undefined) return false;
+  let fa: number | undefined;
+  let fb: number | undefined;
   try {
     const [x, y] = [lstatSync(a), lstatSync(b)];
-    if (x.size !== y.size || x.size > 1024 * 1024) return false;
-    return readFileSync(a).equals(readFileSync(b));
+    if (x.size !== y.size || !x.isFile() || !y.isFile()) return false;
+    // Chunk by chunk, stopping at the first difference: a 300 MB store rewritten with the same
+    // bytes is no change, and is compared without holding either copy in memory.
+    fa = openSync(a, 'r');
+    fb = openSync(b, 'r');
+    const ca = Buffer.alloc(COMPARE_CHUNK);
+    const cb = Buffer.alloc(COMPARE_CHUNK);
+    for (let at = 0; at < x.size; at += COMPARE_CHUNK) {
+      const n = readSync(fa, ca, 0, COMPARE_CHUNK, at);
+      const m = readSync(fb, cb, 0, COMPARE_CHUNK, at);
+      if (n !== m || !ca.subarray(0, n).equals(cb.subarray(0, m))) return false;
+      if (n === 0) break;
+    }
+    return true;
   } catch {
     return false;
+  } finally {
+    if (fa !== undefined) closeSync(fa);
+    if (fb !== undefined) closeSync(fb);
   }
 }
+
+/** Bytes compared at a time by {@link sameBytes}. */
+const COMPARE_CHUNK = 1024 * 1024;
 
 /** `mode 644 → 777` when the written copy's permissions differ from the real file's; undefined otherwise. */
 function modeChange(real: Stats, upper: string): string | undefined {

@@ -581,10 +581,20 @@ describe('unbounded_alloc.mjs (count: integer, minimum 1, no maximum; 10^9 exhau
     expect(r.calls.filter((c) => ['oversized-string', 'oversized-array', 'deep-object'].includes(c.probe)).length).toBeGreaterThan(0);
   });
 
-  it.each([
-    ['without the sandbox', 'allocNoSandbox', 'none'],
-    ['in the sandbox', 'allocNoProbes', 'sandbox'],
-  ])('without a probes: entry, %s: 10^9 is NOT sent (schema-valid, and the tool may write); only the static partial remains', (_label, key, kind) => {
+  it('without a probes: entry and without the sandbox, generate_rows (which may write) gets no value at all: your files are not protected; only the static partial remains', () => {
+    const r = runs.allocNoSandbox!;
+    expect(r.sandbox.kind).toBe('none');
+    const c = checkOf(r, ID);
+    expect(c.verdict).toBe('partial');
+    expect(graded(r, ID)).toEqual(['no-maximum']);
+    expect(limitCalls(r)).toEqual([]);
+    expect(c.notes).toEqual([
+      'generate_rows.count: not probed: it may write (it states no readOnlyHint: true), and no sandbox (--no-sandbox): a tool that acted on invalid input would change your files (--allow-effects sends these calls)',
+    ]);
+    expect(r.calls.filter((x) => x.request.includes('1000000000'))).toEqual([]);
+  });
+
+  it.each([['in the sandbox', 'allocNoProbes', 'sandbox']])('without a probes: entry, %s: 10^9 is NOT sent (schema-valid, and the tool may write); only the static partial remains', (_label, key, kind) => {
     const r = runs[key]!;
     expect(r.sandbox.kind).toBe(kind);
     const c = checkOf(r, ID);

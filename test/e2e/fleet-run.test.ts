@@ -319,6 +319,9 @@ describe.skipIf(!RUN_SQLITE)(sqliteTitle('fleet run'), () => {
       runner.kill('SIGINT');
       expect(await exited).toBe(130);
       expect(stderr).toMatch(/fleet: stopped after 0 new records; 1 running audit was stopped/);
+      // The generic line names the signal only: not an audit's "nothing had started".
+      expect(stderr).toContain('sealmark: fleet run interrupted (SIGINT)');
+      expect(stderr).not.toContain('nothing had started');
       expect(await settle(leftovers)).toEqual([]);
       expect(await settle(scratchEntries)).toEqual([]);
       const r = await fleet([lines, '--store', store, '--deadline', '2', '--attempts', '1']);

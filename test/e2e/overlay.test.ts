@@ -286,6 +286,20 @@ describe.runIf(linux)('a server that writes while it starts (start-writer.mjs)',
   }, 60_000);
 });
 
+describe.runIf(linux)('a store file of 2 MiB rewritten by every call (same-bytes.mjs)', () => {
+  it('is no change when the bytes are the same, and a change when one byte differs', async () => {
+    const data = mkdtempSync(join(tmpdir(), 'sealmark-overlay-same-'));
+    try {
+      writeFileSync(join(data, 'store.bin'), Buffer.alloc(2 * 1024 * 1024, 7));
+      const report = await audit({ command: process.execPath, args: [fixture('overlay/same-bytes.mjs'), '--data', data], config: parseConfig(ONLY_EFFECTS, configRegistry()) });
+      const effects = Object.fromEntries(report.calls.filter((c) => c.probe === 'default-call').map((c) => [c.tool, (c.effects ?? []).map((e) => e.detail)]));
+      expect(effects).toEqual({ save_store: [], bump_store: [`changed ${data}/store.bin`] });
+    } finally {
+      rmSync(data, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
 describe.runIf(linux)('--keep-sandbox', () => {
   it('keeps the scratch folders and the overlay’s upper layers, says where on stderr, and the writes are there to inspect', async () => {
     const data = makeData();

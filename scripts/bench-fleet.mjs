@@ -1,0 +1,212 @@
+#!/usr/bin/env node
+/**
+ * Fleet throughput (issue 16, SPEC section 10), printed as figures, never asserted:
+ *
+ *  (a) servers per hour of `sealmark fleet run` over the real-server corpus (test/corpus/servers.json,
+ *      the published servers pinned in package.json, 22 of them over several stacks), given to the
+ *      fleet as one client config, at --jobs 1, 2, 4 and 8, each on a fresh store;
+ *  (b) whether the records are the same at every --jobs (outcome, grade, every check's verdict and
+ *      the fingerprints of its findings): concurrency must not change a grade;
+ *  (c) peak memory of each run: the largest sum of resident memory over the runner and every
+ *      process under it (audits, sandboxes, servers), sampled from /proc every 250 ms;
+ *  (d) the fetch phase per server, cold (an empty sealmark cache) and warm (the same cache again),
+ *      for an npm package served by a loopback registry this script starts (nothing leaves the
+ *      machine): the audit of `--package npm:…` minus the audit of the same server by command.
+ *
+ * Usage: npm run bench (after scripts/bench.mjs), or `node scripts/bench-fleet.mjs [--jobs 1,2,4,8]`.
+ * Target (issue 16): at least 1,000 servers an hour of corpus-like servers on this 2-core machine.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { createServer } from 'node:http';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { FleetStore } from '../dist/fleet/store.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const BIN = join(root, 'bin', 'sealmark.js');
+const arg = (name, fallback) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : fallback);
+const JOBS = arg('--jobs', '1,2,4,8').split(',').map(Number);
+
+const work = mkdtempSync(join(tmpdir(), 'sealmark-bench-fleet-'));
+const cleanup = () => rmSync(work, { recursive: true, force: true });
+process.on('exit', cleanup);
+
+/** The corpus as one client config: each server's bin with node (or as is), its own data folder. */
+function corpusConfig() {
+  const corpus = JSON.parse(readFileSync(join(root, 'test', 'corpus', 'servers.json'), 'utf8'));
+  const mcpServers = {};
+  for (const s of corpus.servers) {
+    const dir = join(work, 'data', s.id);
+    mkdirSync(dir, { recursive: true });
+    const fill = (v) => v.replaceAll('{dir}', dir);
+    const bin = join(root, 'node_modules', s.bin);
+    const js = /\.(c|m)?js$/.test(s.bin);
+    mcpServers[s.id] = { command: js ? process.execPath : bin, args: [...(js ? [bin] : []), ...s.args.map(fill)], env: Object.fromEntries(Object.entries(s.env).map(([k, v]) => [k, fill(v)])) };
+  }
+  const file = join(work, 'corpus.mcp.json');
+  writeFileSync(file, JSON.stringify({ mcpServers }, null, 2));
+  return { file, count: corpus.servers.length };
+}
+
+/** Resident memory (bytes) of `pid` and every process under it, from /proc. */
+function treeRss(pid) {
+  const children = new Map();
+  const rss = new Map();
+  for (const n of readdirSync('/proc')) {
+    if (!/^\d+$/.test(n)) continue;
+    try {
+      const stat = readFileSync(`/proc/${n}/stat`, 'utf8');
+      const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const ppid = Number(rest[1]);
+      (children.get(ppid) ?? children.set(ppid, []).get(ppid)).push(Number(n));
+      rss.set(Number(n), Number(rest[21]) * 4096);
+    } catch {
+      /* gone */
+    }
+  }
+  let total = 0;
+  const queue = [pid];
+  while (queue.length > 0) {
+    const p = queue.shift();
+    total += rss.get(p) ?? 0;
+    queue.push(...(children.get(p) ?? []));
+  }
+  return total;
+}
+
+/** Runs `sealmark fleet run` on `file` with `--jobs jobs` on a fresh store: wall ms, peak tree memory, the records. */
+async function fleetRun(file, jobs) {
+  const store = join(work, `store-${jobs}`);
+  const env = { ...process.env, SEALMARK_CACHE: join(work, 'sealmark-cache'), TMPDIR: work };
+  const t0 = performance.now();
+  const child = spawn(process.execPath, [BIN, 'fleet', 'run', file, '--store', store, '--jobs', String(jobs)], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
+  let peak = 0;
+  const timer = setInterval(() => (peak = Math.max(peak, treeRss(child.pid))), 250);
+  const code = await new Promise((r) => child.on('exit', r));
+  clearInterval(timer);
+  const ms = performance.now() - t0;
+  if (code !== 0) throw new Error(`fleet run --jobs ${jobs} exited ${code}: ${stderr}`);
+  const s = FleetStore.openReadOnly(store);
+  const records = s.latest();
+  s.close();
+  return { ms, peak, records };
+}
+
+/** What must not change with --jobs: outcome, grade, every check's verdict and finding fingerprints. */
+function verdictsOf(records) {
+  const out = {};
+  for (const r of [...records].sort((a, b) => a.server.localeCompare(b.server))) {
+    const checks = (r.report?.checks ?? []).map((c) => `${c.id}=${c.verdict}:${c.findings.map((f) => f.fingerprint ?? f.messageId).sort().join(',')}`);
+    out[r.server] = { outcome: r.outcome, grade: r.grade?.letter ?? null, checks };
+  }
+  return out;
+}
+
+/** The first difference between two verdict maps, or undefined. */
+function firstDifference(a, b) {
+  for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) {
+    const x = JSON.stringify(a[k]);
+    const y = JSON.stringify(b[k]);
+    if (x !== y) {
+      const cx = a[k]?.checks ?? [];
+      const cy = b[k]?.checks ?? [];
+      const check = cx.find((c, i) => c !== cy[i]);
+      return `${k}: ${check ?? x} vs ${cy[cx.indexOf(check)] ?? y}`;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * A loopback npm registry of one package (test/fixtures/packages/npm/echo-server-1.0.0, no
+ * dependencies): its packument and its tarball, packed with `npm pack`.
+ */
+async function echoRegistry() {
+  const folder = join(root, 'test', 'fixtures', 'packages', 'npm', 'echo-server-1.0.0');
+  const manifest = JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8'));
+  const packDir = join(work, 'pack');
+  mkdirSync(packDir);
+  const packed = spawnSync('npm', ['pack', folder, '--pack-destination', packDir, '--silent'], { encoding: 'utf8', env: { ...process.env, npm_config_cache: join(work, 'npm-pack-cache') } });
+  if (packed.status !== 0) throw new Error(`npm pack: ${packed.stderr}`);
+  const tgz = readFileSync(join(packDir, readdirSync(packDir)[0]));
+  const integrity = `sha512-${createHash('sha512').update(tgz).digest('base64')}`;
+  const shasum = createHash('sha1').update(tgz).digest('hex');
+  const server = createServer((req, res) => {
+    const base = `http://127.0.0.1:${server.address().port}`;
+    if (decodeURIComponent(req.url.slice(1)) === manifest.name) {
+      const packument = { name: manifest.name, 'dist-tags': { latest: manifest.version }, versions: { [manifest.version]: { ...manifest, dist: { tarball: `${base}/tarball.tgz`, integrity, shasum } } } };
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(packument));
+    } else if (req.url === '/tarball.tgz') res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(tgz);
+    else res.writeHead(404).end('{}');
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return { manifest, folder, url: `http://127.0.0.1:${server.address().port}/`, close: () => new Promise((r) => server.close(r)) };
+}
+
+/** ms of one `sealmark audit --only handshake` with `args`, in `env`. */
+function auditMs(args, env) {
+  const t0 = performance.now();
+  const r = spawnSync(process.execPath, [BIN, 'audit', '--only', 'handshake', '--format', 'json', '--output', join(work, 'fetch-report.json'), ...args], { env, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`audit ${args.join(' ')} exited ${r.status}: ${r.stderr.slice(-2000)}`);
+  return performance.now() - t0;
+}
+
+/** The fetch phase per server, cold and warm: medians of `runs` audits by package minus by command. */
+async function fetchCost(runs = 3) {
+  const reg = await echoRegistry();
+  try {
+    const npmEnv = { ...process.env, npm_config_registry: reg.url, npm_config_cache: join(work, 'npm-cache') };
+    const spec = `npm:${reg.manifest.name}@${reg.manifest.version}`;
+    const bin = typeof reg.manifest.bin === 'string' ? reg.manifest.bin : Object.values(reg.manifest.bin ?? {})[0];
+    const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+    const cold = [];
+    const warm = [];
+    const bare = [];
+    for (let i = 0; i < runs; i++) {
+      const cache = join(work, `fetch-cache-${i}`);
+      rmSync(join(work, 'npm-cache'), { recursive: true, force: true });
+      const env = { ...npmEnv, SEALMARK_CACHE: cache };
+      cold.push(auditMs(['--package', spec], env));
+      warm.push(auditMs(['--package', spec], env));
+      bare.push(auditMs(['--', process.execPath, join(reg.folder, bin)], env));
+    }
+    return { cold: median(cold) - median(bare), warm: median(warm) - median(bare), bare: median(bare) };
+  } finally {
+    await reg.close();
+  }
+}
+
+async function main() {
+  const { file, count } = corpusConfig();
+  const rows = [];
+  let first;
+  for (const jobs of JOBS) {
+    const r = await fleetRun(file, jobs);
+    const verdicts = verdictsOf(r.records);
+    first ??= verdicts;
+    const diff = firstDifference(first, verdicts);
+    const perHour = (r.records.length / r.ms) * 3_600_000;
+    rows.push([`--jobs ${jobs}`, `${(r.ms / 1000).toFixed(1)} s`, `${r.records.length}/${count}`, perHour.toFixed(0), (r.peak / 1048576).toFixed(0), diff ? `differs: ${diff}` : jobs === JOBS[0] ? '(reference)' : 'same']);
+  }
+  const fetch = await fetchCost();
+  const cores = availableParallelism();
+  const best = Math.max(...rows.map((r) => Number(r[3])));
+  process.stdout.write(`\nsealmark fleet over the real-server corpus (${count} servers, ${cores} cores)\n\n`);
+  const head = ['setting', 'wall', 'graded', 'servers/hour', 'peak MB (tree)', 'records vs the first setting'];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
+  const line = (cells) => cells.map((c, i) => String(c).padEnd(widths[i])).join('  ');
+  process.stdout.write(`${line(head)}\n${line(widths.map((w) => '-'.repeat(w)))}\n${rows.map(line).join('\n')}\n`);
+  process.stdout.write(`\nbest: ${best.toFixed(0)} servers/hour (target ≥ 1000: ${best >= 1000 ? 'ok' : 'under'}); at that rate 10,000 servers in an hour need ${Math.ceil(10_000 / best)} machines like this one\n`);
+  process.stdout.write(`fetch phase per server (npm package, ${fetch.bare.toFixed(0)} ms audit without it): cold ${fetch.cold.toFixed(0)} ms, warm ${fetch.warm.toFixed(0)} ms\n`);
+}
+
+main().catch((err) => {
+  process.stderr.write(`bench-fleet: ${err.stack ?? err}\n`);
+  process.exitCode = 1;
+});
