@@ -80,6 +80,24 @@ export function recordFromReport(job: FleetJob, report: Report, attempts: number
   return { ...base, outcome: outcomeOfReason(na.reason), reason: oneLine(`${na.reason}: ${na.message}`), grade: null, packs: {} };
 }
 
+/**
+ * The one server's report in what `sealmark audit --format json` wrote: the report itself, or for a
+ * client config (`--client-config … --server <name>`, which writes the document of a whole config,
+ * `{kind: 'client-config', servers: [{name, report}]}`) the report of the job's server. A string
+ * says why there is none (a sealmark failure, not a server's).
+ */
+export function serverReport(parsed: unknown, spec: JobSpec): Report | string {
+  const doc = parsed as { kind?: unknown; servers?: { name?: unknown; report?: Report }[]; cliVersion?: unknown };
+  if (doc && doc.kind === 'client-config' && Array.isArray(doc.servers)) {
+    const want = spec.via === 'client-config' ? spec.server : undefined;
+    const entry = doc.servers.find((s) => s.name === want) ?? (doc.servers.length === 1 ? doc.servers[0] : undefined);
+    if (!entry?.report) return `the client config's report has no report for server ${JSON.stringify(want)}`;
+    return entry.report;
+  }
+  if (!doc || typeof doc.cliVersion !== 'string') return 'the audit wrote a JSON document that is not a report (no cliVersion)';
+  return parsed as Report;
+}
+
 /** The `sealmark audit` arguments that reach one job's target (before the common ones). */
 function targetArgs(spec: JobSpec, workDir: string): string[] {
   switch (spec.via) {
@@ -237,12 +255,14 @@ export async function attemptJob(a: AttemptJob, opts: AttemptOptions): Promise<A
       /* no report */
     }
     if (text !== undefined && (r.code === 0 || r.code === 1 || r.code === 3)) {
-      let report: Report;
+      let parsed: unknown;
       try {
-        report = JSON.parse(text) as Report;
+        parsed = JSON.parse(text);
       } catch (err) {
         return { kind: 'failed', error: `the audit's JSON report does not parse (${(err as Error).message})`, ms };
       }
+      const report = serverReport(parsed, spec);
+      if (typeof report === 'string') return { kind: 'failed', error: report, ms };
       return result(recordFromReport(job, report, a.attempt, ms));
     }
     const how = r.error ? r.error.message : r.signal ? `signal ${r.signal}` : `exit code ${r.code}`;

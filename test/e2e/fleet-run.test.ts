@@ -24,6 +24,7 @@ import { root } from '../helpers/run.js';
 import { RUN_SQLITE, sqliteTitle } from '../helpers/sqlite.js';
 import { FleetStore, loadSqlite } from '../../src/fleet/store.js';
 import type { FleetRecord } from '../../src/fleet/types.js';
+import { VERSION } from '../../src/version.js';
 
 const SLOW = 300_000;
 const FIXTURES = join(root, 'test', 'fixtures', 'fleet');
@@ -283,6 +284,21 @@ describe.skipIf(!RUN_SQLITE)(sqliteTitle('fleet run'), () => {
     },
     SLOW,
   );
+
+  it('a client config: each server is graded from its own report (audit --client-config writes one document for the file)', async () => {
+    const echo = join(root, 'test', 'fixtures', 'packages', 'npm', 'echo-server-1.0.0', 'server.mjs');
+    const config = join(work, 'two.mcp.json');
+    writeFileSync(config, JSON.stringify({ mcpServers: { first: { command: process.execPath, args: [echo, MARK] }, second: { command: process.execPath, args: [echo, MARK, 'again'] } } }));
+    const store = join(work, 'store-client-config');
+    const r = await fleet([config, '--store', store, '--jobs', '2']);
+    expect(r.code, r.stderr).toBe(0);
+    const recs = records(store).sort((a, b) => a.server.localeCompare(b.server));
+    expect(recs.map((x) => [x.server, x.outcome, x.ruler.sealmarkVersion, x.report?.protocol?.server.name])).toEqual([
+      ['first', 'graded', VERSION, '@fixture/echo-server'],
+      ['second', 'graded', VERSION, '@fixture/echo-server'],
+    ]);
+    expect(recs.every((x) => typeof x.grade?.letter === 'string')).toBe(true);
+  });
 
   it('a runner that died after claiming a job and making its folder, before starting its audit: the next run removes the folder', async () => {
     const file = join(FIXTURES, 'servers', 'cargo-only.json');
