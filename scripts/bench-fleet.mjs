@@ -11,7 +11,7 @@
  *      process under it (audits, sandboxes, servers), sampled from /proc every 250 ms;
  *  (d) the fetch phase per server, cold (an empty sealmark cache) and warm (the same cache again),
  *      for an npm package served by a loopback registry this script starts (nothing leaves the
- *      machine): the audit of `--package npm:…` minus the audit of the same server by command.
+ *      machine): the audit of `--package npm:…` next to the audit of the same server by command.
  *
  * Usage: npm run bench (after scripts/bench.mjs), or `node scripts/bench-fleet.mjs [--jobs 1,2,4,8]`.
  * Target (issue 16): at least 1,000 servers an hour of corpus-like servers on this 2-core machine.
@@ -29,7 +29,7 @@ import { FleetStore } from '../dist/fleet/store.js';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(root, 'bin', 'sealmark.js');
 const arg = (name, fallback) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : fallback);
-const JOBS = arg('--jobs', '1,2,4,8').split(',').map(Number);
+const JOBS = arg('--jobs', '1,2,4,8').split(',').filter(Boolean).map(Number);
 
 const work = mkdtempSync(join(tmpdir(), 'sealmark-bench-fleet-'));
 const cleanup = () => rmSync(work, { recursive: true, force: true });
@@ -149,15 +149,18 @@ async function echoRegistry() {
   return { manifest, folder, url: `http://127.0.0.1:${server.address().port}/`, close: () => new Promise((r) => server.close(r)) };
 }
 
-/** ms of one `sealmark audit --only handshake` with `args`, in `env`. */
-function auditMs(args, env) {
+/** ms of one `sealmark audit --only handshake` with `args`, in `env` (asynchronous: the registry answers from this process). */
+async function auditMs(args, env) {
   const t0 = performance.now();
-  const r = spawnSync(process.execPath, [BIN, 'audit', '--only', 'handshake', '--format', 'json', '--output', join(work, 'fetch-report.json'), ...args], { env, encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`audit ${args.join(' ')} exited ${r.status}: ${r.stderr.slice(-2000)}`);
+  const child = spawn(process.execPath, [BIN, 'audit', '--only', 'handshake', '--format', 'json', '--output', join(work, 'fetch-report.json'), ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr = (stderr + d).slice(-2000)));
+  const code = await new Promise((r) => child.on('exit', r));
+  if (code !== 0) throw new Error(`audit ${args.join(' ')} exited ${code}: ${stderr}`);
   return performance.now() - t0;
 }
 
-/** The fetch phase per server, cold and warm: medians of `runs` audits by package minus by command. */
+/** The fetch phase per server: medians (ms) of `runs` audits by package, cold and warm, and by command. */
 async function fetchCost(runs = 3) {
   const reg = await echoRegistry();
   try {
@@ -172,11 +175,11 @@ async function fetchCost(runs = 3) {
       const cache = join(work, `fetch-cache-${i}`);
       rmSync(join(work, 'npm-cache'), { recursive: true, force: true });
       const env = { ...npmEnv, SEALMARK_CACHE: cache };
-      cold.push(auditMs(['--package', spec], env));
-      warm.push(auditMs(['--package', spec], env));
-      bare.push(auditMs(['--', process.execPath, join(reg.folder, bin)], env));
+      cold.push(await auditMs(['--package', spec], env));
+      warm.push(await auditMs(['--package', spec], env));
+      bare.push(await auditMs(['--', process.execPath, join(reg.folder, bin)], env));
     }
-    return { cold: median(cold) - median(bare), warm: median(warm) - median(bare), bare: median(bare) };
+    return { cold: median(cold), warm: median(warm), bare: median(bare) };
   } finally {
     await reg.close();
   }
@@ -184,26 +187,29 @@ async function fetchCost(runs = 3) {
 
 async function main() {
   const { file, count } = corpusConfig();
-  const rows = [];
+  const cores = availableParallelism();
   let first;
+  let best = 0;
+  if (JOBS.length > 0) {
+    process.stdout.write(`\nsealmark fleet over the real-server corpus (${count} servers, ${cores} cores), one line per setting as it finishes\n`);
+    process.stdout.write('setting    wall      recorded  servers/hour  peak MB (tree)  records vs the first setting\n');
+  }
   for (const jobs of JOBS) {
     const r = await fleetRun(file, jobs);
     const verdicts = verdictsOf(r.records);
     first ??= verdicts;
     const diff = firstDifference(first, verdicts);
     const perHour = (r.records.length / r.ms) * 3_600_000;
-    rows.push([`--jobs ${jobs}`, `${(r.ms / 1000).toFixed(1)} s`, `${r.records.length}/${count}`, perHour.toFixed(0), (r.peak / 1048576).toFixed(0), diff ? `differs: ${diff}` : jobs === JOBS[0] ? '(reference)' : 'same']);
+    best = Math.max(best, perHour);
+    const cells = [`--jobs ${jobs}`, `${(r.ms / 1000).toFixed(1)} s`, `${r.records.length}/${count}`, perHour.toFixed(0), (r.peak / 1048576).toFixed(0), diff ? `differs: ${diff}` : jobs === JOBS[0] ? '(reference)' : 'same'];
+    process.stdout.write(`${cells.map((c, i) => String(c).padEnd([9, 8, 8, 12, 14, 0][i])).join('  ')}\n`);
+  }
+  if (JOBS.length > 0) {
+    process.stdout.write(`best: ${best.toFixed(0)} servers/hour (target ≥ 1000: ${best >= 1000 ? 'ok' : 'under'}); at that rate 10,000 servers in an hour need ${Math.ceil(10_000 / best)} machines like this one\n`);
   }
   const fetch = await fetchCost();
-  const cores = availableParallelism();
-  const best = Math.max(...rows.map((r) => Number(r[3])));
-  process.stdout.write(`\nsealmark fleet over the real-server corpus (${count} servers, ${cores} cores)\n\n`);
-  const head = ['setting', 'wall', 'graded', 'servers/hour', 'peak MB (tree)', 'records vs the first setting'];
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
-  const line = (cells) => cells.map((c, i) => String(c).padEnd(widths[i])).join('  ');
-  process.stdout.write(`${line(head)}\n${line(widths.map((w) => '-'.repeat(w)))}\n${rows.map(line).join('\n')}\n`);
-  process.stdout.write(`\nbest: ${best.toFixed(0)} servers/hour (target ≥ 1000: ${best >= 1000 ? 'ok' : 'under'}); at that rate 10,000 servers in an hour need ${Math.ceil(10_000 / best)} machines like this one\n`);
-  process.stdout.write(`fetch phase per server (npm package, ${fetch.bare.toFixed(0)} ms audit without it): cold ${fetch.cold.toFixed(0)} ms, warm ${fetch.warm.toFixed(0)} ms\n`);
+  const extra = (ms) => `${(ms - fetch.bare).toFixed(0)} ms`;
+  process.stdout.write(`fetch phase per server (an npm package from a loopback registry, medians of 3): the audit by package takes ${fetch.cold.toFixed(0)} ms cold and ${fetch.warm.toFixed(0)} ms warm, by command ${fetch.bare.toFixed(0)} ms: the fetch adds ${extra(fetch.cold)} cold and ${extra(fetch.warm)} warm\n`);
 }
 
 main().catch((err) => {
