@@ -1,7 +1,7 @@
 /** What the effect checks share: the effects of calls, and the n/a of a run that called nothing. */
 import type { Artifacts } from './check.js';
 import type { CheckResult, Evidence, ProbeCall } from '../types.js';
-import { EFFECT_LONGEST_WAIT_MS, EFFECT_QUIET_MS, LATE_WINDOW_MS } from '../target/sandbox.js';
+import { EFFECT_LONGEST_WAIT_MS, EFFECT_QUIET_MS, LATE_WINDOW_MS, STALL_TOLERANCE_MS } from '../target/sandbox.js';
 
 /**
  * How a call's effects are collected, for the `how` of every check that judges effects (SPEC
@@ -11,7 +11,8 @@ import { EFFECT_LONGEST_WAIT_MS, EFFECT_QUIET_MS, LATE_WINDOW_MS } from '../targ
 export const EFFECT_TIMING =
   `Effects are watched as events (each line of the effect log, each change of the overlay's upper layers, through inotify), not by a fixed wait: a call's effects are what arrives from its request until its reply is in and no event has come for ${EFFECT_QUIET_MS} ms (the quiet period, counted again from each event; a server that never stops writing is read at the longest wait, ${EFFECT_LONGEST_WAIT_MS} ms after the reply). ` +
   `An effect that comes after that, before the next call of a tool (pings and protocol probes do not count), is still that call's, marked late (the finding says "after the reply"; the call's effects give the ms). ` +
-  `Before a call whose effects blame its tool (a default or filler call, a repeat, a made-up proposal), the sandbox waits until it has been quiet for ${LATE_WINDOW_MS} ms since the last call the server ran (answered without refusing its arguments; at most ${EFFECT_LONGEST_WAIT_MS} ms), so a delayed effect of that call (a debounced save) lands first and goes to it; a judged call to another tool than the last one that ran waits the same way.`;
+  `Before a call whose effects blame its tool (a default or filler call, a repeat, a made-up proposal), the sandbox waits until it has been quiet for ${LATE_WINDOW_MS} ms since the last call the server ran (answered without refusing its arguments; at most ${EFFECT_LONGEST_WAIT_MS} ms), so a delayed effect of that call (a debounced save) lands first and goes to it; a judged call to another tool than the last one that ran waits the same way. ` +
+  `On a loaded machine, a wait from which sealmark's own timer woke more than ${STALL_TOLERANCE_MS} ms late is not counted as quiet (the server was likely held up too): the quiet period starts again after it, and the longest wait grows by the stall, at most doubling.`;
 
 /** What an effects check cannot see of a delayed effect (its false negatives), to go with {@link EFFECT_TIMING}. */
 export const LATE_LIMIT = `An effect delayed beyond the next call of a tool (more than ${LATE_WINDOW_MS} ms before a call that blames its tool, any delay past the quiet period before other calls, and any delay after a call whose arguments were refused, which is not waited after) is attributed to the call in flight when it arrives; one that comes after the audit's last call is read after ${LATE_WINDOW_MS} ms of quiet, later ones are missed.`;

@@ -40,6 +40,11 @@ export const EFFECT_LONGEST_WAIT_MS = 2000;
 export const LATE_WINDOW_MS = 500;
 /** ms between two looks at the effect log and the upper layers when file events cannot be watched. */
 const POLL_MS = 25;
+/**
+ * ms by which a timer of sealmark's may run late before the time is counted as a stall of the
+ * machine in {@link Sandbox.quiet} (a timer is routinely a few ms late).
+ */
+export const STALL_TOLERANCE_MS = 50;
 
 /** Sets the most MB the overlay's upper layers may hold (a positive number; tests use a small one). */
 export const OVERLAY_CAP_ENV = 'SEALMARK_OVERLAY_CAP_MB';
@@ -512,16 +517,42 @@ export class Sandbox {
    * usually the reply) and again from each event after it, and at most until `from + maxMs`. Event
    * driven: it sleeps until the quiet period would end and looks again only then (every
    * {@link POLL_MS} when events cannot be watched). Resolves to the ms it waited.
+   *
+   * Two rules keep it right on a loaded machine: before it calls the sandbox quiet it lets the event
+   * loop read what is already pending (an inotify event or a log line that came while sealmark was
+   * not scheduled is read first, not after the next call is sent); and a sleep from which its own
+   * timer woke more than {@link STALL_TOLERANCE_MS} late was a stall nobody watched (the server was
+   * likely held up too), so the quiet period starts again when it ends, and the longest wait grows
+   * by the stall (at most doubling it).
    */
   async quiet(from: number, quietMs: number, maxMs = EFFECT_LONGEST_WAIT_MS): Promise<number> {
     const began = Date.now();
-    const end = from + maxMs;
+    let stalled = 0;
+    let restart = 0;
+    let drained = false;
     for (;;) {
       this.poll();
-      const due = Math.min(Math.max(from, this.lastEventAt) + quietMs, end);
+      const end = from + maxMs + Math.min(stalled, maxMs);
+      const due = Math.min(Math.max(from, this.lastEventAt, restart) + quietMs, end);
       const now = Date.now();
-      if (now >= due) return now - began;
-      await new Promise((r) => setTimeout(r, this.watchProblem ? Math.min(POLL_MS, due - now) : due - now));
+      if (now >= due) {
+        if (drained) return now - began;
+        drained = true;
+        // The check phase (setImmediate) comes after the poll phase; from inside a poll phase the
+        // first one runs before another poll, so the second is the one that follows a poll: what the
+        // kernel already holds for us is read by then.
+        await new Promise((r) => setImmediate(r));
+        await new Promise((r) => setImmediate(r));
+        continue;
+      }
+      drained = false;
+      const sleep = this.watchProblem ? Math.min(POLL_MS, due - now) : due - now;
+      await new Promise((r) => setTimeout(r, sleep));
+      const woke = Date.now();
+      if (woke - now - sleep > STALL_TOLERANCE_MS) {
+        stalled += woke - now;
+        restart = woke;
+      }
     }
   }
 

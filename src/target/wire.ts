@@ -49,6 +49,10 @@ interface Pending {
   timer: NodeJS.Timeout;
   /** Sent with raw JSON text spliced in: a parse-error reply (id null) may be its answer. */
   raw: boolean;
+  /** When the hang limit runs out (the transport's clock, ms since the session started). */
+  deadlineMs: number;
+  /** Gives up on the request as a hang (the timer's own action, run early when a reply is late). */
+  expire: () => void;
 }
 
 /** Options of {@link WireTransport.request}. */
@@ -198,7 +202,11 @@ export class WireTransport implements Transport {
     const isResponse = !('method' in m) && 'id' in m;
     if (isResponse && (this.handshakeDone || (typeof m.id === 'number' && m.id >= FIRST_WIRE_ID))) {
       const p = typeof m.id === 'number' ? this.pending.get(m.id) : undefined;
-      if (p) {
+      // A reply read after the hang limit ran out is late even when the limit's timer has not run
+      // yet: on a loaded machine the event loop can wake with both due, and reads the reply first.
+      // The limit is the same on every machine, so an operation as long as the limit is a hang.
+      if (p && this.inner.now() >= p.deadlineMs) p.expire();
+      else if (p) {
         this.settle(m.id as number, readResponse(m));
         this.answered.add(m.id as number);
         return;
@@ -302,6 +310,11 @@ export class WireTransport implements Transport {
         },
         timer,
         raw: opts.splice !== undefined,
+        deadlineMs: startedAtMs + timeoutMs,
+        expire: () => {
+          clearTimeout(timer);
+          giveUp(timeoutMs);
+        },
       });
       if (opts.signal?.aborted) onAbort();
       else opts.signal?.addEventListener('abort', onAbort, { once: true });

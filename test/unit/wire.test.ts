@@ -94,6 +94,24 @@ describe('WireTransport.request', () => {
     expect(w.strayResponses.map((s) => s.message)).toEqual([late]);
   });
 
+  // Seen on server-everything under a full test run: trigger-long-running-operation answers its
+  // default 10 s job about 10 ms after the 10 s hang limit; when the event loop woke with both due,
+  // the reply was read before the limit's timer ran and the call counted as answered.
+  it('takes a reply read after the hang limit ran out as late, even before the limit’s timer has run', async () => {
+    const { w, inner } = wire();
+    const p = w.request('tools/call', { name: 'slow' }, 30);
+    const id = idOf(inner.lines[0]!);
+    const busyUntil = Date.now() + 60;
+    while (Date.now() < busyUntil) {
+      /* the event loop is held past the limit: the timer cannot run */
+    }
+    const late = { jsonrpc: '2.0', id, result: { content: [] } };
+    inner.deliver(late);
+    expect((await p).reply).toEqual({ kind: 'hang', waitedMs: 30 });
+    expect(w.lateResponses.map((l) => l.message)).toEqual([late]);
+    expect(w.strayResponses).toEqual([]);
+  });
+
   // Seen on server-filesystem under load: the reply to the 100,000-path oversized probe, 23.8 MB,
   // came after the hang limit and was counted as stdout noise (handshake partial).
   it('takes a late reply past the line limit as that request\'s late answer, not stdout noise', async () => {
