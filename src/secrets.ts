@@ -96,12 +96,40 @@ export function secretSet(canaries: Record<string, string>, given: Record<string
   return { env: canaries, user: Object.fromEntries(Object.entries(given).filter(([k, v]) => namedLikeCredential(k) && v.length >= 8)) };
 }
 
-/** Longest reply text scanned (characters); replies are at most 16 MiB lines anyway. */
+/** Most characters of one reply's strings that are scanned; replies are at most 16 MiB lines anyway. */
 const MAX_SCAN = 16 * 1024 * 1024;
 
 /**
+ * The texts of a JSON value, in document order: every key, every string, and every number and
+ * boolean as JSON writes it, until `budget` characters are taken (the one that crosses it is cut).
+ * Scanning these, not the value's JSON text, costs no copy of a large reply and sees a secret as
+ * it is, not escaped (a key after a newline is at a word boundary).
+ */
+function textsOf(value: unknown, budget: number): string[] {
+  const out: string[] = [];
+  const stack: unknown[] = [value];
+  while (stack.length > 0 && budget > 0) {
+    const v = stack.pop();
+    let t: string | undefined;
+    if (typeof v === 'string') t = v;
+    else if (typeof v === 'number' || typeof v === 'boolean') t = String(v);
+    else if (Array.isArray(v)) for (let i = v.length - 1; i >= 0; i--) stack.push(v[i]);
+    else if (typeof v === 'object' && v !== null) {
+      const entries = Object.entries(v);
+      for (let i = entries.length - 1; i >= 0; i--) stack.push(entries[i]![1], entries[i]![0]);
+    }
+    if (t === undefined) continue;
+    out.push(t.length > budget ? t.slice(0, budget) : t);
+    budget -= t.length;
+  }
+  return out;
+}
+
+/**
  * Every secret in a reply (`raw`: the JSON-RPC response as received): the canaries, the user's
- * secrets and the credential patterns, each once, with where it was (a result or an error).
+ * secrets and the credential patterns, each once, with where it was (a result or an error). Each
+ * is looked for in the reply's keys, strings and numbers (at most {@link MAX_SCAN} characters of
+ * them), one by one: a secret is one value, never split across two.
  */
 export function scanSecrets(raw: unknown, secrets: SecretSet): SecretHit[] {
   if (typeof raw !== 'object' || raw === null) return [];
@@ -109,15 +137,17 @@ export function scanSecrets(raw: unknown, secrets: SecretSet): SecretHit[] {
   const hits: SecretHit[] = [];
   for (const where of ['result', 'error'] as const) {
     if (!(where in r)) continue;
-    const text = (JSON.stringify(r[where]) ?? '').slice(0, MAX_SCAN);
-    // The text is JSON: a secret with a `"` or `\\` in it appears escaped there.
-    const has = (value: string) => text.includes(value) || text.includes(JSON.stringify(value).slice(1, -1));
+    const texts = textsOf(r[where], MAX_SCAN);
+    const has = (value: string) => texts.some((t) => t.includes(value));
     for (const [name, value] of Object.entries(secrets.env)) if (has(value)) hits.push({ kind: 'env-canary', name, where });
     if (has(ARGUMENT_CANARY)) hits.push({ kind: 'argument-canary', name: ARGUMENT_CANARY_NAME, where });
     for (const [name, value] of Object.entries(secrets.user)) if (has(value)) hits.push({ kind: 'user-secret', name, where });
     for (const p of CREDENTIAL_PATTERNS) {
-      p.pattern.lastIndex = 0;
-      if (p.pattern.test(text)) hits.push({ kind: 'pattern', name: p.id, where });
+      const found = texts.some((t) => {
+        p.pattern.lastIndex = 0;
+        return p.pattern.test(t);
+      });
+      if (found) hits.push({ kind: 'pattern', name: p.id, where });
     }
   }
   return hits;

@@ -3,6 +3,7 @@
  * it was produced; `sealmark report` (later) re-renders a saved one. The JSON schema is documented
  * in docs/report-schema.md; bump {@link REPORT_SCHEMA_VERSION} on any incompatible change.
  */
+import { ownCopy } from '../classify.js';
 import { requiredOf } from '../schema.js';
 import { checkById } from '../checks/index.js';
 import type { Artifacts } from '../checks/check.js';
@@ -314,12 +315,52 @@ function coverageOf(a: Artifacts): Report['coverage'] {
   return { level: exercised.size > 0 ? 'exercised' : 'hygiene-only', tools };
 }
 
+/**
+ * The first `max` characters of `JSON.stringify(value)` for a value parsed from JSON (plain objects,
+ * arrays, strings, numbers, booleans, null), and whether the whole text is longer (`cut`). Only
+ * that much is written: a 7 MB listing is not serialised whole for its first 4 KiB. The text is an
+ * own string, never a slice that keeps a larger one alive.
+ */
+export function jsonHead(value: unknown, max: number): { text: string; cut: boolean } {
+  let out = '';
+  const put = (piece: string): boolean => {
+    out += piece;
+    return out.length > max;
+  };
+  const write = (v: unknown): boolean => {
+    if (Array.isArray(v)) {
+      if (put('[')) return true;
+      for (let i = 0; i < v.length; i++) {
+        if (i > 0 && put(',')) return true;
+        if (write(v[i] === undefined || typeof v[i] === 'function' ? null : v[i])) return true;
+      }
+      return put(']');
+    }
+    if (typeof v === 'object' && v !== null) {
+      if (put('{')) return true;
+      let first = true;
+      for (const [k, x] of Object.entries(v)) {
+        if (x === undefined || typeof x === 'function') continue;
+        if (!first && put(',')) return true;
+        first = false;
+        if (put(`${JSON.stringify(k)}:`) || write(x)) return true;
+      }
+      return put('}');
+    }
+    // A long string is quoted from its head only: the rest could not be shown anyway.
+    if (typeof v === 'string' && v.length > max) return put(JSON.stringify(v.slice(0, max + 1)).slice(0, -1));
+    return put(JSON.stringify(v) ?? 'null');
+  };
+  const cut = write(value);
+  return { text: cut ? ownCopy(out.slice(0, max)) : out, cut };
+}
+
 function toReportCall(c: ProbeCall): ReportCall {
   const r = c.exchange.reply;
   const reply: ReportCall['reply'] = { kind: r.kind };
   if (r.kind === 'response' || r.kind === 'malformed') {
-    const text = JSON.stringify(r.raw) ?? 'null';
-    if (text.length > MAX_RAW_CHARS) reply.rawText = text.slice(0, MAX_RAW_CHARS);
+    const head = jsonHead(r.raw, MAX_RAW_CHARS);
+    if (head.cut) reply.rawText = head.text;
     else reply.raw = r.raw;
     if (r.kind === 'malformed') reply.problem = r.problem;
   } else if (r.kind === 'hang') reply.waitedMs = r.waitedMs;
@@ -328,7 +369,7 @@ function toReportCall(c: ProbeCall): ReportCall {
     probe: c.probe,
     tool: c.tool,
     method: c.exchange.method,
-    request: c.exchange.sent.length > MAX_RAW_CHARS ? c.exchange.sent.slice(0, MAX_RAW_CHARS) + '…' : c.exchange.sent,
+    request: c.exchange.sent.length > MAX_RAW_CHARS ? ownCopy(c.exchange.sent.slice(0, MAX_RAW_CHARS) + '…') : c.exchange.sent,
     reply,
     durationMs: c.exchange.durationMs,
   };

@@ -172,6 +172,16 @@ describe('scanSecrets and the redactor', () => {
     expect(scanSecrets({ error: { code: 1, message: 'token abcdefgh1234' } }, { env: {}, user: { API_TOKEN: 'abcdefgh1234' } })).toEqual([{ kind: 'user-secret', name: 'API_TOKEN', where: 'error' }]);
     expect(CREDENTIAL_PATTERNS.map((p) => p.id)).toEqual(['aws-access-key', 'github-token', 'slack-token', 'openai-key', 'stripe-key', 'google-api-key', 'private-key', 'jwt']);
   });
+
+  it('reads the reply’s strings as they are: a key after a newline, a secret as a key or a number, one with a quote', () => {
+    // In the reply's JSON text the newline is `\n`, and "nAKIA…" has no word boundary: the text is read, not its JSON.
+    expect(scanSecrets({ result: { content: [{ type: 'text', text: 'env:\nAKIAIOSFODNN7EXAMPLE' }] } }, none)).toEqual([{ kind: 'pattern', name: 'aws-access-key', where: 'result' }]);
+    expect(scanSecrets({ result: { env: { abcdefgh1234: 'API_TOKEN' } } }, { env: {}, user: { API_TOKEN: 'abcdefgh1234' } })).toEqual([{ kind: 'user-secret', name: 'API_TOKEN', where: 'result' }]);
+    expect(scanSecrets({ result: { pin: 12345678 } }, { env: {}, user: { ACCOUNT_PIN: '12345678' } })).toEqual([{ kind: 'user-secret', name: 'ACCOUNT_PIN', where: 'result' }]);
+    expect(scanSecrets({ result: { text: 'pass: a"b\\c-secret' } }, { env: {}, user: { DB_PASSWORD: 'a"b\\c-secret' } })).toEqual([{ kind: 'user-secret', name: 'DB_PASSWORD', where: 'result' }]);
+    // Two strings never make one secret.
+    expect(scanSecrets({ result: ['abcdef', 'gh1234'] }, { env: {}, user: { API_TOKEN: 'abcdefgh1234' } })).toEqual([]);
+  });
 });
 
 describe('namedLikeCredential', () => {
