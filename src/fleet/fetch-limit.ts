@@ -2,6 +2,18 @@
  * `--fetch-rate` (SPEC section 10 conduct): how often package jobs of one registry type may start
  * a fetch. One token bucket per registry type (npm, pypi, oci).
  */
+import { installedAlready } from '../target/fetch.js';
+import type { JobSpec } from './targets.js';
+
+/**
+ * The registry whose fetch token `spec` spends before it starts, or null when it fetches nothing:
+ * no package (a remote, a plain command), or an exact version already in sealmark's cache
+ * (`cacheDir`), which starts with no download and no registry query.
+ */
+export function fetchTokenOf(spec: Pick<JobSpec, 'fetch' | 'package'>, cacheDir?: string): JobSpec['fetch'] {
+  if (!spec.fetch) return null;
+  return spec.package && installedAlready(spec.package, cacheDir) ? null : spec.fetch;
+}
 
 /** Tokens a registry's fetch bucket holds at most: a burst of at most this many fetches. */
 export const FETCH_BURST = 10;

@@ -14,7 +14,7 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { alive, FleetStore, type Orphan } from './store.js';
 import { readTargets, type JobSpec } from './targets.js';
-import { FetchLimiter } from './fetch-limit.js';
+import { FetchLimiter, fetchTokenOf } from './fetch-limit.js';
 import { Progress, type FleetSummary } from './progress.js';
 import { attemptJob, currentRuler, endMarked, endRunningAudits, sleep } from './attempt.js';
 import type { FleetRecord } from './types.js';
@@ -119,7 +119,8 @@ export async function runFleet(opts: FleetRunOptions): Promise<FleetSummary> {
         }
         pending.delete(job.id);
         const spec = job.spec as JobSpec;
-        if (spec.fetch) await limiter.take(spec.fetch);
+        const token = fetchTokenOf(spec);
+        if (token) await limiter.take(token);
         progress.running(+1);
         const a = await attemptJob(
           { job, spec, attempt: job.attempts, maxAttempts },

@@ -14,20 +14,21 @@ import { extname, join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { readClientConfig } from '../client-config.js';
 import { parseServerJson, planServerJson, readTextFile, type ServerJson } from '../target/server-json.js';
-import { recognizeLauncher, type Ecosystem } from '../target/launch.js';
+import { recognizeLauncher, type Ecosystem, type PackageRef } from '../target/launch.js';
 import type { FleetJob, FleetTarget } from './types.js';
 
 /**
  * How the runner starts one job's audit. `fetch`: the registry type whose fetch limit
  * (`--fetch-rate`) the job spends from before it starts, null when it fetches nothing (a remote, a
  * plain command, an entry that cannot start). `remote`: the job reaches a server someone else
- * hosts, whose tools are called only with `--call-remotes`.
+ * hosts, whose tools are called only with `--call-remotes`. `package`: the package it starts, when
+ * known at planning (an exact version already installed spends no fetch token).
  *  - `server-json`: `file` is the server.json to give `--server-json`, or null when the document
  *    was one item of a list page (`doc` is then written to a temp file); `index` picks the entry.
  *  - `client-config`: `--client-config file --server name`.
  *  - `command`: `-- argv…` (a launch line), or `url` for a line that is an http(s) URL.
  */
-export type JobSpec = { fetch: Ecosystem | null; remote: boolean } & (
+export type JobSpec = { fetch: Ecosystem | null; remote: boolean; package?: PackageRef } & (
   | { via: 'server-json'; file: string | null; doc: unknown; index: { package: number } | { remote: number } }
   | { via: 'client-config'; file: string; server: string }
   | { via: 'command'; argv: string[] }
@@ -145,7 +146,7 @@ function serverJsonJobs(file: string, doc: ServerJson, item: Record<string, unkn
   doc.packages.forEach((p, i) => {
     const version = p.version ? (p.registryType === 'pypi' ? `==${p.version}` : `@${p.version}`) : '';
     const target: FleetTarget = { kind: 'package', entry: `packages[${i}]`, label: `${p.registryType} ${p.identifier}${version}` };
-    make(target, { via: 'server-json', file: item ? null : file, doc: item ?? undefined, index: { package: i }, fetch: fetchOf(doc, i), remote: false });
+    make(target, { via: 'server-json', file: item ? null : file, doc: item ?? undefined, index: { package: i }, ...fetchOf(doc, i), remote: false });
   });
   doc.remotes.forEach((r, i) => {
     const target: FleetTarget = { kind: 'remote', entry: `remotes[${i}]`, label: r.url };
@@ -158,12 +159,13 @@ function serverJsonJobs(file: string, doc: ServerJson, item: Record<string, unkn
  * The registry a package entry would fetch from, or null when the plan says it will not start
  * (`needs-config`, `not-runnable`: the audit says so before any fetch, so it spends no fetch).
  */
-function fetchOf(doc: ServerJson, index: number): Ecosystem | null {
+/** The registry type a server.json package entry fetches from, and its package, for {@link JobSpec}. */
+function fetchOf(doc: ServerJson, index: number): { fetch: Ecosystem | null; package?: PackageRef } {
   try {
     const plan = planServerJson(doc, { packageIndex: index, given: {}, canary: () => 'x' });
-    return plan.kind === 'package' ? plan.package.ecosystem : null;
+    return plan.kind === 'package' ? { fetch: plan.package.ecosystem, package: plan.package } : { fetch: null };
   } catch {
-    return null;
+    return { fetch: null };
   }
 }
 
@@ -178,7 +180,7 @@ function clientConfigJobs(file: string): PlannedJob[] {
     const version = exactVersion(launch?.package.version);
     const target: FleetTarget = { kind: 'client-config', entry: s.name, label };
     const job: FleetJob = { id: jobId(s.name, version, target), server: s.name, version, target, source: file };
-    out.push({ job, spec: { via: 'client-config', file, server: s.name, fetch: launch?.package.ecosystem ?? null, remote: s.kind === 'http' } });
+    out.push({ job, spec: { via: 'client-config', file, server: s.name, fetch: launch?.package.ecosystem ?? null, remote: s.kind === 'http', ...(launch ? { package: launch.package } : {}) } });
   }
   return out;
 }
@@ -201,7 +203,7 @@ function launchLines(file: string, text: string): PlannedJob[] {
     const version = exactVersion(launch?.package.version);
     const server = launch ? launch.package.name : trimmed;
     const job: FleetJob = { id: jobId(server, version, target), server, version, target, source: file };
-    out.push({ job, spec: { via: 'command', argv, fetch: launch?.package.ecosystem ?? null, remote: false } });
+    out.push({ job, spec: { via: 'command', argv, fetch: launch?.package.ecosystem ?? null, remote: false, ...(launch ? { package: launch.package } : {}) } });
   });
   return out;
 }

@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { attemptJob, currentRuler, endMarked, endRunningAudits, markedProcesses } from './attempt.js';
-import { FetchLimiter } from './fetch-limit.js';
+import { FetchLimiter, fetchTokenOf } from './fetch-limit.js';
 import { checkQueue, connectionOf, QUEUE_NAME, shownUrl, type QueueJobData } from './queue.js';
 import { alive } from './store.js';
 import { processStartTime } from '../target/process-tree.js';
@@ -95,7 +95,8 @@ export async function runWorker(opts: WorkerOptions): Promise<number> {
       throw new UnrecoverableError(`this worker runs sealmark ${ruler.sealmarkVersion} / methodology ${ruler.methodologyVersion}, the runner ${d.ruler.sealmarkVersion} / ${d.ruler.methodologyVersion}: its record would not count`);
     }
     await endDeadWorkersJobs();
-    if (d.spec.fetch) await limiter.take(d.spec.fetch);
+    const token = fetchTokenOf(d.spec);
+    if (token) await limiter.take(token);
     const attempt = job.attemptsMade + 1;
     const maxAttempts = job.opts.attempts ?? 1;
     const label = `job ${job.id} (${d.job.server}${d.job.version ? `@${d.job.version}` : ''}) attempt ${attempt}/${maxAttempts}`;

@@ -393,6 +393,18 @@ function safeJson(text: string): unknown {
   }
 }
 
+/**
+ * Whether `ref` names one exact version that an earlier fetch installed in `cacheDir`: starting it
+ * then downloads nothing and asks no registry (npm `name@1.2.3`, PyPI `name==1.2.3`). A range, a
+ * tag, no version, or an OCI image (the container engine decides) is never taken as installed.
+ */
+export function installedAlready(ref: PackageRef, cacheDir: string = sealmarkCacheDir()): boolean {
+  if (ref.version === undefined) return false;
+  if (ref.ecosystem === 'npm') return EXACT_NPM.test(ref.version) && existsSync(join(cacheDir, 'npm', `${slug(ref.name)}@${ref.version}`, MARKER));
+  if (ref.ecosystem === 'pypi') return existsSync(join(cacheDir, 'pypi', `${slug(ref.name)}==${ref.version}`, MARKER));
+  return false;
+}
+
 /** Lists the installs in the cache (for `explain` and tests): `npm/@scope+name@1.0.0`, … */
 export function cachedInstalls(cacheDir: string = sealmarkCacheDir()): string[] {
   const out: string[] = [];

@@ -11,7 +11,7 @@ import { jobId, readTargets, splitWords } from '../../src/fleet/targets.js';
 import { FleetStore } from '../../src/fleet/store.js';
 import { RUN_SQLITE, sqliteTitle } from '../helpers/sqlite.js';
 import { listOnlyChecks, outcomeOfReason } from '../../src/fleet/run.js';
-import { FetchLimiter } from '../../src/fleet/fetch-limit.js';
+import { FetchLimiter, fetchTokenOf } from '../../src/fleet/fetch-limit.js';
 import { Progress, type FleetSummary } from '../../src/fleet/progress.js';
 import type { FleetRecord } from '../../src/fleet/types.js';
 
@@ -195,6 +195,20 @@ describe('runner parts', () => {
     expect(tty.some((l) => /fleet: 1\/2 done, 0 running; graded 1; [\d.]+\/min, ETA (\d+ s|…)/.test(l))).toBe(true);
     expect(tty.at(-1)).toMatch(/^\r\u001b\[2Kfleet: 3 jobs: 1 run \(graded 1\), 1 already recorded under sealmark .* in 1\.5 s\n$/);
     expect(run(false)).toEqual([expect.stringMatching(/^fleet: 3 jobs: 1 run \(graded 1\), 1 already recorded/)]);
+  });
+
+  it('an exact version already in the cache spends no fetch token; a range, a new version or no cache does', () => {
+    const cache = join(dir, 'token-cache');
+    // What an earlier fetch leaves: the install folder with its marker (src/target/fetch.ts).
+    write('token-cache/npm/@x+a@1.0.0/.sealmark-installed.json', { ecosystem: 'npm', name: '@x/a', version: '1.0.0' });
+    write('token-cache/pypi/x-a==1.0.0/.sealmark-installed.json', { ecosystem: 'pypi', name: 'x-a', version: '1.0.0' });
+    const lines = write('token-lines.txt', ['npx -y @x/a@1.0.0', 'npx -y @x/a@1.0.1', 'npx -y @x/a@^1.0.0', 'uvx x-a==1.0.0', 'node server.js'].join('\n'));
+    expect(readTargets([lines]).map((j) => fetchTokenOf(j.spec, cache))).toEqual([null, 'npm', 'npm', null, null]);
+    expect(readTargets([lines]).map((j) => fetchTokenOf(j.spec, join(dir, 'no-cache')))).toEqual(['npm', 'npm', 'npm', 'pypi', null]);
+    // server.json entries carry their package too (the remote fetches nothing).
+    const sj = write('token-sj/server.json', serverJson('io.github.x/a', '1.0.0'));
+    expect(readTargets([sj]).map((j) => fetchTokenOf(j.spec, cache))).toEqual([null, null, null]);
+    expect(readTargets([write('token-sj2/server.json', serverJson('io.github.x/a', '2.0.0'))]).map((j) => fetchTokenOf(j.spec, cache))).toEqual(['npm', 'pypi', null]);
   });
 
   it('the fetch limiter: a burst, then the rate', async () => {
