@@ -171,6 +171,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--attempts <n>', 'attempts for a flaky outcome (timeout, fetch-failed), with backoff (default 2)')
     .option('--transcripts <dir>', "keep each job's JSON-RPC transcript as <dir>/<job id>.jsonl")
     .option('--queue <url>', 'put the jobs on a BullMQ queue in Redis (redis://host:port, redis+unix:///path) for sealmark fleet worker, and collect their records')
+    .option('--queue-name <name>', 'with --queue: the BullMQ queue to use (default sealmark-fleet); several runs share one Redis under different names')
     .option('--queue-timeout <sec>', 'with --queue: stop with an error when the queue does not answer for this long (default 120)')
     .action(async (targets: string[], opts) => {
       const { runFleetRun } = await import('./commands/fleet.js');
@@ -180,6 +181,7 @@ export async function main(argv: string[]): Promise<number> {
     .command('worker')
     .description('Run the jobs of a fleet run --queue: a BullMQ worker that hands each record back; SIGINT/SIGTERM close it gracefully')
     .option('--queue <url>', 'the Redis of the runner: redis://host:port, rediss://…, redis+unix:///path/to/redis.sock')
+    .option('--queue-name <name>', "the runner's --queue-name (default sealmark-fleet)")
     .option('--jobs <n>', 'audits at once (default: half the cores, at least 1)')
     .option('--fetch-rate <n>', 'most package fetches started per minute per registry type, on this worker (default 60)')
     .option('--lock-duration <sec>', "seconds a job's lock lasts unless renewed; a killed worker's job runs again after about twice this (default 30)")

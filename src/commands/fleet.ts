@@ -17,6 +17,7 @@ export interface FleetRunCliOptions {
   attempts?: string;
   transcripts?: string;
   queue?: string;
+  queueName?: string;
   queueTimeout?: string;
 }
 
@@ -56,10 +57,11 @@ export async function runFleetRun(targets: string[], opts: FleetRunCliOptions): 
     // The workers run the jobs: --jobs and --fetch-rate are theirs, transcripts stay on their machines.
     if (opts.jobs !== undefined || opts.fetchRate !== undefined || opts.transcripts !== undefined) throw new UsageError('fleet run --queue: --jobs, --fetch-rate and --transcripts belong to the workers (sealmark fleet worker)');
     const queueTimeoutSec = parseNumber('--queue-timeout', opts.queueTimeout, 120, 1, 86_400, true);
-    const { runFleetOnQueue } = await import('../fleet/queue.js');
-    summary = await runFleetOnQueue({ targets, store: opts.store, queue: opts.queue, deadlineSec, regrade, callRemotes, maxAttempts, queueTimeoutSec });
+    const { runFleetOnQueue, queueNameOf } = await import('../fleet/queue.js');
+    const queueName = queueNameOf(opts.queueName);
+    summary = await runFleetOnQueue({ targets, store: opts.store, queue: opts.queue, queueName, deadlineSec, regrade, callRemotes, maxAttempts, queueTimeoutSec });
   } else {
-    if (opts.queueTimeout !== undefined) throw new UsageError('fleet run: --queue-timeout goes with --queue');
+    if (opts.queueTimeout !== undefined || opts.queueName !== undefined) throw new UsageError(`fleet run: ${opts.queueTimeout !== undefined ? '--queue-timeout' : '--queue-name'} goes with --queue`);
     const { runFleet } = await import('../fleet/run.js');
     summary = await runFleet({
       targets,
@@ -80,13 +82,14 @@ export async function runFleetRun(targets: string[], opts: FleetRunCliOptions): 
 
 export interface FleetWorkerCliOptions {
   queue?: string;
+  queueName?: string;
   jobs?: string;
   fetchRate?: string;
   lockDuration?: string;
 }
 
 /**
- * Runs `sealmark fleet worker --queue <url> [--jobs N] [--fetch-rate N] [--lock-duration sec]`
+ * Runs `sealmark fleet worker --queue <url> [--queue-name name] [--jobs N] [--fetch-rate N] [--lock-duration sec]`
  * (fleet/worker.ts) until SIGINT or SIGTERM; resolves to 0 once closed. Throws UsageError (exit 2)
  * for a bad option and when the queue does not answer at start.
  */
@@ -95,8 +98,9 @@ export async function runFleetWorker(opts: FleetWorkerCliOptions): Promise<numbe
   const jobs = parseNumber('--jobs', opts.jobs, defaultJobs(), 1, 64);
   const fetchRate = parseNumber('--fetch-rate', opts.fetchRate, DEFAULT_FETCH_RATE, 1, 100_000, true);
   const { runWorker, DEFAULT_LOCK_SEC } = await import('../fleet/worker.js');
+  const { queueNameOf } = await import('../fleet/queue.js');
   const lockSec = parseNumber('--lock-duration', opts.lockDuration, DEFAULT_LOCK_SEC, 1, 3600, true);
-  return runWorker({ queue: opts.queue, jobs, fetchRate, lockSec });
+  return runWorker({ queue: opts.queue, queueName: queueNameOf(opts.queueName), jobs, fetchRate, lockSec });
 }
 
 export interface FleetReportCliOptions {

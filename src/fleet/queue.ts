@@ -24,6 +24,17 @@ import type { FleetJob, FleetRecord, Ruler } from './types.js';
 /** The BullMQ queue every runner and worker uses (one runner per Redis database at a time). */
 export const QUEUE_NAME = 'sealmark-fleet';
 
+/**
+ * Reads a `--queue-name` (default {@link QUEUE_NAME}): 1 to 100 characters of letters, digits,
+ * `.`, `_` and `-`, so that several runs can share one Redis, each with its workers. BullMQ builds
+ * its Redis keys as `bull:<name>:…` and refuses a `:` in a name. Throws UsageError naming the flag.
+ */
+export function queueNameOf(value: string | undefined): string {
+  if (value === undefined) return QUEUE_NAME;
+  if (!/^[A-Za-z0-9._-]{1,100}$/.test(value)) throw new UsageError(`--queue-name ${JSON.stringify(value)}: expected 1 to 100 letters, digits, '.', '_' or '-' (the name of the BullMQ queue the runner and its workers share)`);
+  return value;
+}
+
 /** Default seconds a runner waits for an unreachable queue before it stops with an error. */
 export const DEFAULT_QUEUE_TIMEOUT_SEC = 120;
 
@@ -107,6 +118,8 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 export interface QueueRunOptions extends Omit<FleetRunOptions, 'jobs' | 'transcripts' | 'fetchRate'> {
   /** The `--queue` URL ({@link connectionOf}). */
   queue: string;
+  /** The BullMQ queue's name ({@link queueNameOf}); default {@link QUEUE_NAME}. */
+  queueName?: string;
   /** Seconds the queue may stay unreachable before the run stops with an error. Default {@link DEFAULT_QUEUE_TIMEOUT_SEC}. */
   queueTimeoutSec?: number;
   /** ms between two polls of the queue. Default 500. */
@@ -157,7 +170,7 @@ export async function runFleetOnQueue(opts: QueueRunOptions): Promise<FleetSumma
     };
     // The events stream would keep each record (a completed event carries the return value):
     // it is kept short here and emptied after each collection.
-    queue = new Queue(QUEUE_NAME, { connection, streams: { events: { maxLen: 100 } } });
+    queue = new Queue(opts.queueName ?? QUEUE_NAME, { connection, streams: { events: { maxLen: 100 } } });
     queue.on('error', (e: Error) => {
       lastError = e.message;
       wentDown(e.message);

@@ -30,6 +30,8 @@ import type { FleetRecord } from './types.js';
 export interface WorkerOptions {
   /** The `--queue` URL. */
   queue: string;
+  /** The BullMQ queue's name, as the runner's `--queue-name` (default {@link QUEUE_NAME}). */
+  queueName?: string;
   /** Jobs run at once (BullMQ concurrency, ≥ 1). */
   jobs: number;
   /** Most fetches started per minute per registry type, on this worker. */
@@ -114,7 +116,7 @@ export async function runWorker(opts: WorkerOptions): Promise<number> {
     return a.record;
   };
 
-  const worker = new Worker<QueueJobData, FleetRecord>(QUEUE_NAME, processor, { connection, concurrency: Math.max(1, opts.jobs), lockDuration: lockMs, stalledInterval: lockMs, maxStalledCount: 1, autorun: false });
+  const worker = new Worker<QueueJobData, FleetRecord>(opts.queueName ?? QUEUE_NAME, processor, { connection, concurrency: Math.max(1, opts.jobs), lockDuration: lockMs, stalledInterval: lockMs, maxStalledCount: 1, autorun: false });
   let down = false;
   worker.on('error', (e: Error) => {
     if (down) return;
@@ -143,7 +145,7 @@ export async function runWorker(opts: WorkerOptions): Promise<number> {
     process.removeAllListeners(sig);
     process.on(sig, onSignal);
   }
-  say(`running up to ${Math.max(1, opts.jobs)} job${opts.jobs === 1 ? '' : 's'} at once from ${shownUrl(opts.queue)} (queue ${QUEUE_NAME}), sealmark ${ruler.sealmarkVersion} / methodology ${ruler.methodologyVersion}`);
+  say(`running up to ${Math.max(1, opts.jobs)} job${opts.jobs === 1 ? '' : 's'} at once from ${shownUrl(opts.queue)} (queue ${opts.queueName ?? QUEUE_NAME}), sealmark ${ruler.sealmarkVersion} / methodology ${ruler.methodologyVersion}`);
   await worker.run();
   await closing;
   say('closed');

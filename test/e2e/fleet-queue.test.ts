@@ -465,6 +465,39 @@ describe.skipIf((!HAVE_REDIS && !REQUIRE_REDIS) || !RUN_SQLITE)(sqliteTitle(TITL
     await stopWorker(a);
   });
 
+  it('--queue-name: two runs share one Redis, each with its own workers; a bad name is a usage error', async () => {
+    const redis = await startRedis(join(work, 'redis-names'));
+    const alpha = startWorker(redis.url, ['--queue-name', 'alpha']);
+    const beta = startWorker(redis.url, ['--queue-name', 'beta.2']);
+    const [a, b] = await Promise.all([
+      fleet([join(FIXTURES, 'servers', 'cargo-only.json'), '--store', join(work, 'store-alpha'), '--queue', redis.url, '--queue-name', 'alpha']),
+      fleet([join(FIXTURES, 'servers', 'needs-key.json'), '--store', join(work, 'store-beta'), '--queue', redis.url, '--queue-name', 'beta.2']),
+    ]);
+    expect([a.code, b.code], a.stderr + b.stderr).toEqual([0, 0]);
+    expect(records(join(work, 'store-alpha')).map((x) => x.outcome)).toEqual(['not-runnable']);
+    expect(records(join(work, 'store-beta')).map((x) => x.outcome)).toEqual(['needs-config']);
+    // Each worker ran only its own queue's job.
+    expect(attemptLines(alpha.out()).filter((l) => l.what === 'started')).toHaveLength(1);
+    expect(attemptLines(beta.out()).filter((l) => l.what === 'started')).toHaveLength(1);
+    expect(alpha.out()).toMatch(/\(queue alpha\)/);
+    // Each queue's keys are its own; nothing went to the default queue.
+    const c = new Redis(redis.url);
+    const keys = await c.keys('bull:*');
+    c.disconnect();
+    expect(keys.filter((k) => k.startsWith('bull:sealmark-fleet:'))).toEqual([]);
+    expect(keys.some((k) => k.startsWith('bull:alpha:')) && keys.some((k) => k.startsWith('bull:beta.2:'))).toBe(true);
+    await Promise.all([stopWorker(alpha), stopWorker(beta)]);
+
+    for (const args of [['fleet', 'run', join(FIXTURES, 'servers', 'cargo-only.json'), '--store', join(work, 'store-bad'), '--queue', redis.url, '--queue-name', 'a:b'], ['fleet', 'worker', '--queue', redis.url, '--queue-name', '']]) {
+      const bad = await runCli(args, { env: env(), cwd: work });
+      expect(bad.code, bad.stderr).toBe(2);
+      expect(bad.stderr).toMatch(/--queue-name "(a:b)?": expected 1 to 100 letters, digits/);
+    }
+    const embedded = await runCli(['fleet', 'run', join(FIXTURES, 'servers', 'cargo-only.json'), '--store', join(work, 'store-bad'), '--queue-name', 'alpha'], { env: env(), cwd: work });
+    expect(embedded.code).toBe(2);
+    expect(embedded.stderr).toMatch(/--queue-name goes with --queue/);
+  });
+
   it('a queue gone for good stops the run with an error in bounded time; a worker exits at once when Redis does not answer', async () => {
     const redis = await startRedis(join(work, 'redis-gone'));
     const store = join(work, 'store-gone');
