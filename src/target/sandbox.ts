@@ -326,7 +326,7 @@ export class Sandbox {
     // starts (even a setsid'd grandchild) ends with the namespace; --kill-child: and the namespace
     // ends if unshare is killed.
     const flags = `-r${network ? 'n' : ''}${this.layers ? 'm' : ''}`;
-    return { command: 'unshare', args: [flags, '--pid', '--fork', '--kill-child', 'sh', '-c', script.join('\n'), 'sh', command, ...args], env: out, cwd: this.cwd };
+    return { command: 'unshare', args: [flags, '--pid', '--fork', '--kill-child', 'sh', '-c', script.join('\n'), 'sh', command, ...args], env: out, cwd: this.cwd, ownPidNamespace: true };
   }
 
   /**

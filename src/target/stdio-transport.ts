@@ -77,6 +77,13 @@ export interface StdioTargetSpec {
   /** Full environment of the child (nothing is inherited beyond this). */
   env: Record<string, string>;
   cwd?: string;
+  /**
+   * The command starts a pid namespace of its own (the sandbox's `unshare --pid --fork
+   * --kill-child`): every process the server starts ends with it, so its tree is not tracked
+   * through /proc (a look at every process of the machine five times a second, which
+   * adds up with many audits at once).
+   */
+  ownPidNamespace?: boolean;
 }
 
 /** Called with every raw JSON-RPC message that crosses the pipe, both ways. */
@@ -184,8 +191,9 @@ export class AuditStdioTransport implements Transport {
       });
       child.once('spawn', () => {
         spawned = true;
-        // A grandchild in a session of its own escapes the group kill: track the whole tree.
-        if (child.pid) this.tree = new ProcessTree(child.pid, mark);
+        // A grandchild in a session of its own escapes the group kill: track the whole tree,
+        // unless a pid namespace ends it anyway.
+        if (child.pid && !this.spec.ownPidNamespace) this.tree = new ProcessTree(child.pid, mark);
         resolve();
       });
       child.once('close', () => this.finish());

@@ -7,7 +7,7 @@
  * argument (the fixtures ignore unknown arguments) and `ps` is searched for it during and after the run.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -249,6 +249,22 @@ describe('the whole process tree ends at close (SPEC section 3, step 4)', () => 
     expect(report.status).toBe('audited');
     expect(report.sandbox.kind).toBe('none');
     expect(await leftWith(tag)).toEqual([]);
+  });
+
+  // In the sandbox nothing looks at /proc: the pid namespace alone ends what the server started.
+  it.skipIf(!ns.ok)(`in the sandbox, a grandchild that ignores SIGTERM ends with the pid namespace${ns.ok ? '' : ` [skipped: ${ns.why}]`}`, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sealmark-tree-ns-'));
+    const tag = `sealmark-sigterm-ns-${process.pid}-${Date.now()}`;
+    try {
+      // The pid file lands in the sandbox's copy-on-write layer, never in `dir`.
+      const report = await auditFixture('spawns-grandchild.mjs', { checks: { 'protocol-errors': { enabled: false } } }, [join(dir, 'grandchild.pid'), tag]);
+      expect(report.status).toBe('audited');
+      expect(report.sandbox).toMatchObject({ kind: 'sandbox', network: 'namespace' });
+      expect(readdirSync(dir)).toEqual([]);
+      expect(await leftWith(tag)).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('a grandchild that ignores SIGTERM is gone after the audit (--no-sandbox)', async () => {
