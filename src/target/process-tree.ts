@@ -41,10 +41,45 @@ export function processStartTime(pid: number): string | undefined {
   return process.platform === 'linux' ? statOf(pid)?.[1] : undefined;
 }
 
+/** pid → its children (pid and start time), from one pass over /proc. */
+type ChildrenOf = Map<number, { pid: number; start: string }[]>;
+
+/** One pass over /proc: every process by its parent, or undefined when /proc cannot be read. */
+function childrenNow(): ChildrenOf | undefined {
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return undefined;
+  }
+  const children: ChildrenOf = new Map();
+  for (const n of names) {
+    const pid = Number(n);
+    if (!Number.isInteger(pid) || pid <= 0) continue;
+    const st = statOf(pid);
+    if (!st) continue;
+    const list = children.get(st[0]) ?? [];
+    list.push({ pid, start: st[1] });
+    children.set(st[0], list);
+  }
+  return children;
+}
+
+/**
+ * The trees being tracked, and the one timer that looks at /proc for all of them: one pass every
+ * {@link TREE_SCAN_MS} whatever their number (a fleet runner tracks one tree per running job).
+ */
+const tracked = new Set<ProcessTree>();
+let ticker: NodeJS.Timeout | undefined;
+
+function tick(): void {
+  const children = childrenNow();
+  if (children) for (const t of tracked) t.record(children);
+}
+
 /** Tracks the descendants of one process (Linux only; elsewhere it does nothing). */
 export class ProcessTree {
   private readonly seen: Seen = new Map();
-  private timer: NodeJS.Timeout | undefined;
 
   /**
    * `root`: the target's pid; `mark`: the value of {@link TREE_MARK_VAR} in its environment (its
@@ -56,29 +91,22 @@ export class ProcessTree {
   ) {
     if (process.platform !== 'linux') return;
     this.scan();
-    this.timer = setInterval(() => this.scan(), TREE_SCAN_MS);
-    this.timer.unref();
+    tracked.add(this);
+    if (!ticker) {
+      ticker = setInterval(tick, TREE_SCAN_MS);
+      ticker.unref();
+    }
   }
 
   /** Records every process whose parent is the root or a process recorded before (one pass over /proc). */
   scan(): void {
     if (process.platform !== 'linux') return;
-    let names: string[];
-    try {
-      names = readdirSync('/proc');
-    } catch {
-      return;
-    }
-    const children = new Map<number, { pid: number; start: string }[]>();
-    for (const n of names) {
-      const pid = Number(n);
-      if (!Number.isInteger(pid) || pid <= 0) continue;
-      const st = statOf(pid);
-      if (!st) continue;
-      const list = children.get(st[0]) ?? [];
-      list.push({ pid, start: st[1] });
-      children.set(st[0], list);
-    }
+    const children = childrenNow();
+    if (children) this.record(children);
+  }
+
+  /** Records the descendants `children` (from {@link childrenNow}) shows. */
+  record(children: ChildrenOf): void {
     const queue = [this.root, ...this.seen.keys()];
     while (queue.length > 0) {
       const parent = queue.shift()!;
@@ -117,8 +145,11 @@ export class ProcessTree {
 
   /** Stops looking (the target is closed). */
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
+    tracked.delete(this);
+    if (tracked.size === 0 && ticker) {
+      clearInterval(ticker);
+      ticker = undefined;
+    }
   }
 
   /** Sends `signal` to every recorded process still alive with the start time it had (never a reused pid), and to every marked one. */
