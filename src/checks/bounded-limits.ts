@@ -141,7 +141,7 @@ export const check: Check = {
       dynamic.push(...judgeCalls(p.tool, p.property, p.kind, calls, hangLimitMs(a.config)));
       // A duration admits time, not items: only counts are compared.
       if (p.kind !== 'count') continue;
-      if (p.validCall) dynamic.push(...compareItems(p.tool, p.property, p.kind, calls, notes));
+      if (p.validCall && !p.skipped) dynamic.push(...compareItems(p.tool, p.property, p.kind, calls, notes));
       else if (calls.length > 0) notes.push(`${label}: item counts not compared: no valid call (give the tool a probes: entry, or it is not read-only)`);
     }
     if (run?.beyondMaxTools.length) notes.push(`not probed (beyond max_tools): ${run.beyondMaxTools.join(', ')}`);

@@ -255,7 +255,8 @@ async function probeAll(rec: Recorder, tools: ListedTool[], config: ResolvedConf
         entry.skipped = `inputSchema does not compile: ${compiled.error}`;
         continue;
       }
-      if (unprotected && !readOnly && !userProbe) {
+      // A probes: entry licenses its own call, not the values sealmark puts in it.
+      if (unprotected && !readOnly) {
         entry.skipped = mayWriteUnprotected(unprotected);
         continue;
       }

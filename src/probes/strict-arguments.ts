@@ -11,6 +11,9 @@
  * A call that is valid apart from the probed fault may run the tool, so it goes only to a tool that
  * states `readOnlyHint: true` or has a `probes:` entry (whose arguments it reuses), never to a tool
  * that may write: the effects pack's `{}` calls, in the sandbox, are where writing tools are called.
+ * Where the user's files are unprotected (no copy-on-write layer over them), a tool that may write
+ * gets none of these calls, its `probes:` entry notwithstanding (the entry is the user's call, made
+ * by robust-input; these are sealmark's), and a read-only tool only with a `probes:` entry.
  */
 import { compileSchema, forbidsExtra, propertiesOf, requiredOf } from '../schema.js';
 import { UNEXPECTED_KEY, UNEXPECTED_VALUE } from '../values.js';
@@ -70,14 +73,17 @@ export function planStrict(tool: ListedTool, userArgs?: Record<string, unknown>,
   const compiled = compileSchema(tool.inputSchema);
   if (!compiled.ok) return { calls: [], notJudged: `inputSchema does not compile: ${compiled.error}` };
   const readOnly = tool.annotations?.readOnlyHint === true;
-  const safe = (readOnly && !unprotected) || userArgs !== undefined;
+  // Where the user's files are unprotected, a probes: entry licenses valid calls only to a tool
+  // that states readOnlyHint: true (its entry is the user's own call, sent anyway by robust-input;
+  // the calls here are sealmark's), and a tool that may write gets none of them.
+  const safe = unprotected ? readOnly && userArgs !== undefined : readOnly || userArgs !== undefined;
   const calls: StrictCall[] = [];
   const required = requiredOf(tool.inputSchema);
   const emptyValid = compiled.validate({}).length === 0;
   // A tool that requires something: omitting `arguments` is invalid, and may go to any tool, but
   // not to one that may write where the user's files are unprotected.
   if (required.length > 0 && !emptyValid) {
-    if (unprotected && !readOnly && userArgs === undefined) return { calls, notJudged: `not sent: ${mayWriteUnprotected(unprotected)}` };
+    if (unprotected && !readOnly) return { calls, notJudged: `not sent: ${mayWriteUnprotected(unprotected)}` };
     calls.push({ probe: 'no-arguments', args: undefined, invalidBecause: compiled.validate({}) });
   }
   else if (emptyValid && safe) {
@@ -101,6 +107,7 @@ export function planStrict(tool: ListedTool, userArgs?: Record<string, unknown>,
   }
   if (calls.length > 0) return { calls };
   if (!safe && readOnly && (emptyValid || forbidsExtra(tool.inputSchema))) return { calls, notJudged: `a valid call to this read-only tool was not sent: ${claimNotEnough(unprotected!)}` };
+  if (!safe && unprotected && (emptyValid || forbidsExtra(tool.inputSchema))) return { calls, notJudged: `not sent: ${mayWriteUnprotected(unprotected)}` };
   if (!safe && (emptyValid || forbidsExtra(tool.inputSchema))) return { calls, notJudged: 'a valid call could run a tool that may write: it states no readOnlyHint: true and has no probes: entry' };
   return { calls, notJudged: 'nothing to probe: it requires no arguments and does not forbid undeclared keys' };
 }

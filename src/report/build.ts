@@ -205,7 +205,7 @@ function sandboxOf(iso: Isolation | undefined, kind: ReportTarget['kind']): Repo
   const none = NO_SANDBOX;
   if (kind === 'tools-file') return { ...none, protected: [], unprotected: [], note: 'no server was run: sealmark lint read a saved tools/list' };
   if (kind === 'http') return { ...none, protected: [], unprotected: [], note: 'a server reached by URL: sealmark cannot isolate it or see its side effects' };
-  if (!iso) return { ...none, protected: [], unprotected: [], note: 'no sandbox (--no-sandbox): the server ran in the current directory with your HOME and network; only its environment was scrubbed' };
+  if (!iso) return { ...none, protected: [], unprotected: [], note: 'no sandbox (--no-sandbox): the server ran in the current directory with your HOME and network; only its environment was scrubbed. Whatever it writes of its own accord on any call (a log of each call, its config) is real and was not watched' };
   const fs =
     iso.filesystem === 'overlay'
       ? `scratch HOME and working directory; copy-on-write filesystem over ${iso.protected.join(', ')} (the server read your files, and its writes went to the overlay)`

@@ -132,6 +132,7 @@ beforeAll(async () => {
     alloc: () => auditAlloc(ALLOC_PROBES, true),
     allocNoProbes: () => auditAlloc({}, true),
     allocNoSandbox: () => auditAlloc({}, false),
+    allocProbesNoSandbox: () => auditAlloc(ALLOC_PROBES, false),
     demo: () => audit({ command: process.execPath, args: [`${root}demo/server.mjs`] }),
   };
   const done = await Promise.all(Object.entries(jobs).map(async ([k, f]) => [k, await f()] as const));
@@ -591,6 +592,18 @@ describe('unbounded_alloc.mjs (count: integer, minimum 1, no maximum; 10^9 exhau
     expect(c.notes).toEqual([
       'generate_rows.count: not probed: it may write (it states no readOnlyHint: true), and no sandbox (--no-sandbox): a tool that acted on invalid input would change your files (--allow-effects sends these calls)',
     ]);
+    expect(r.calls.filter((x) => x.request.includes('1000000000'))).toEqual([]);
+  });
+
+  // Found by a breaker (server-memory, SEALMARK_NO_OVERLAY=1): the entry licensed the limit values sealmark put in it.
+  it('with a probes: entry but without the sandbox, generate_rows still gets no value of sealmark’s: the entry itself is the only call', () => {
+    const r = runs.allocProbesNoSandbox!;
+    expect(r.sandbox.kind).toBe('none');
+    expect(limitCalls(r)).toEqual([]);
+    expect(checkOf(r, ID).notes).toEqual([
+      'generate_rows.count: not probed: it may write (it states no readOnlyHint: true), and no sandbox (--no-sandbox): a tool that acted on invalid input would change your files (--allow-effects sends these calls)',
+    ]);
+    expect(r.calls.filter((c) => c.probe === 'user-probe').map((c) => c.tool)).toEqual(['generate_rows']);
     expect(r.calls.filter((x) => x.request.includes('1000000000'))).toEqual([]);
   });
 

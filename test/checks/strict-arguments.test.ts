@@ -188,6 +188,24 @@ describe('planStrict', () => {
     ]);
   });
 
+  // Found by a breaker on server-memory under SEALMARK_NO_OVERLAY=1: a probes: entry for
+  // create_entities let strict-arguments send {"name":"create_entities"} with no arguments.
+  it('where files are unprotected, a probes: entry licenses nothing of its own to a tool that may write; a read-only one keeps it', () => {
+    const why = 'no sandbox (--no-sandbox)';
+    for (const schema of [strict, optional]) {
+      const plan = planStrict(tool(schema), { id: 'mine' }, why);
+      expect(plan.calls).toEqual([]);
+      expect(plan.notJudged).toBe(`not sent: it may write (it states no readOnlyHint: true), and ${why}: a tool that acted on invalid input would change your files (--allow-effects sends these calls)`);
+    }
+    expect(planStrict(tool(strict, { readOnlyHint: true }), { id: 'mine' }, why).calls.map((c) => [c.probe, c.args])).toEqual([
+      ['no-arguments', undefined],
+      ['valid-arguments', { id: 'mine' }],
+      ['extra-only', { id: 'mine', sm_unexpected: 'sealmark' }],
+    ]);
+    // Without the entry, the read-only claim alone licenses only the invalid call.
+    expect(planStrict(tool(strict, { readOnlyHint: true }), undefined, why).calls.map((c) => c.probe)).toEqual(['no-arguments']);
+  });
+
   it('no extra-only where the schema admits undeclared keys', () => {
     const loose = { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] };
     expect(planStrict(tool(loose, { readOnlyHint: true })).calls.map((c) => c.probe)).toEqual(['no-arguments']);
