@@ -125,5 +125,10 @@ export function unseenWrites(a: Artifacts): string[] {
   const iso = a.isolation;
   if (!iso) return [];
   if (iso.filesystem !== 'overlay') return ['no copy-on-write filesystem: writes outside the scratch HOME and working directory were not seen (see the sandbox line)'];
-  return iso.unprotected.map((u) => `writes under ${u.path} were not seen: ${u.why}`);
+  return iso.unprotected.map((u) => {
+    // A folder the server was pointed into (/dev/shm/data) is covered though its parent is not.
+    const inside = iso.protected.filter((p) => p.startsWith(u.path === '/' ? '/' : `${u.path}/`));
+    const except = inside.length > 0 && u.path !== '/' ? ` (except under ${inside.join(', ')}, which the copy-on-write filesystem covered)` : '';
+    return `writes under ${u.path} were not seen${except}: ${u.why}`;
+  });
 }
