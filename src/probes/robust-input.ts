@@ -204,7 +204,11 @@ export async function gatherRobustInput(rec: Recorder, tools: ListedTool[], conf
     // Where the user's files are unprotected: no call on a read-only claim alone, no invalid input to a tool that may write.
     const guarded = unprotected !== undefined && tool.annotations?.readOnlyHint !== true && !planned.skipped;
     if (planned.readOnlyNoArgs && unprotected) entry.skipped = `its only call would be the valid read-only-no-args, not sent: ${claimNotEnough(unprotected)}`;
-    if (guarded && planned.plan.length > 0) entry.skipped = mayWriteUnprotected(unprotected);
+    if (guarded && planned.plan.length > 0) {
+      // The user's own entries are sent all the same, and what they write is real: say so beside the skip.
+      const own = userProbeTools.has(tool.name) ? '; its probes: entries were sent as written, and what they wrote was real' : '';
+      entry.skipped = `${mayWriteUnprotected(unprotected)}${own}`;
+    }
     if (planned.needsProbe && !userProbeTools.has(tool.name)) entry.needsProbe = true;
     const declared = propertiesOf(tool.inputSchema).map((p) => p.name);
     const calls = (planned.readOnlyNoArgs || guarded) && unprotected ? [] : planned.readOnlyNoArgs ? [{ probe: 'read-only-no-args', args: {}, target: '', invalidBecause: [] as string[] }] : planned.plan;

@@ -605,6 +605,8 @@ describe('unbounded_alloc.mjs (count: integer, minimum 1, no maximum; 10^9 exhau
     ]);
     expect(r.calls.filter((c) => c.probe === 'user-probe').map((c) => c.tool)).toEqual(['generate_rows']);
     expect(r.calls.filter((x) => x.request.includes('1000000000'))).toEqual([]);
+    // robust-input says the entry went out, and that what it wrote was real.
+    expect(JSON.stringify(checkOf(r, 'robust-input'))).toContain('its probes: entries were sent as written, and what they wrote was real');
   });
 
   it.each([['in the sandbox', 'allocNoProbes', 'sandbox']])('without a probes: entry, %s: 10^9 is NOT sent (schema-valid, and the tool may write); only the static partial remains', (_label, key, kind) => {
