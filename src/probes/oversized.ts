@@ -137,6 +137,19 @@ export async function gatherOversized(rec: Recorder, tools: ListedTool[], config
         run.stopped = { reason: 'three-hangs', notReached: rest };
         return run;
       }
+      // A server still at work on the value it got no answer for would make the next probe wait
+      // behind it and be blamed for its time: the next one goes only once it answers a tools/list.
+      if (cls === 'hang' && k < PROBES.length - 1) {
+        const { alive, exchange } = await rec.session.alive(hangMs);
+        const seq = rec.add('liveness', exchange, { tool: tool.name }).seq;
+        if (!alive) {
+          run.liveness.push({ tool: tool.name, seq, alive });
+          if (!(await rec.restartIfGone())) {
+            run.stopped = { reason: 'server-gone', notReached: rest };
+            return run;
+          }
+        }
+      }
     }
     const { alive, exchange } = await rec.session.alive(hangMs);
     const seq = rec.add('liveness', exchange, { tool: tool.name }).seq;

@@ -105,6 +105,10 @@ export class WireTransport implements Transport {
    * it was matched to; `message` is always as the server sent it).
    */
   readonly lateResponses: { atMs: number; message: unknown; id: number }[] = [];
+  /** How many requests sealmark stopped waiting for are still unanswered: the server may be at work on them. */
+  get abandonedCount(): number {
+    return this.abandoned.size;
+  }
   /** Late answers (see {@link WireTransport.lateResponses}) past the line limit, dropped unread. */
   readonly lateOversized: { atMs: number; id: number; bytes: number }[] = [];
   /** Set by the session once the SDK client has finished the handshake; from then on every response is the wire's. */

@@ -283,3 +283,25 @@ describe('the whole process tree ends at close (SPEC section 3, step 4)', () => 
   });
 
 });
+
+/**
+ * A server busy past the hang limit is slow, not gone (found by a breaker on server-filesystem under
+ * load): busy-reader.mjs works 3.75 s on the 100,000 paths of the oversized-array probe and reads
+ * nothing meanwhile. With a 1.5 s limit, the probe gets no answer; the tools/list that follows it
+ * is not answered within the limit either, but a second one is, once the server is done: it is
+ * alive, and the deep-object probe goes only then, instead of waiting behind the busy call and
+ * being blamed for its time.
+ */
+describe('a server still at work on a call past the hang limit (busy-reader.mjs)', () => {
+  it('gets one no-answer for that call: no not-alive, and the next probe is not blamed', async () => {
+    const report = await auditFixture('busy-reader.mjs', { checks: { 'robust-input': { hang_ms: 1500 } } });
+    const over = checkOf(report, 'oversized-input');
+    expect(over.findings.map((f) => [f.messageId, f.tool, f.data.param, f.data.what])).toEqual([['no-answer', 'read_paths', 'paths', 'a 100,000-item array']]);
+    const calls = report.calls.filter((c) => c.seq > report.calls.find((x) => x.probe === 'oversized-array')!.seq);
+    expect(calls.map((c) => [c.probe, c.class ?? c.reply.kind])).toEqual([
+      ['liveness', 'response'],
+      ['deep-object', 'rejected'],
+      ['liveness', 'response'],
+    ]);
+  });
+});
