@@ -117,10 +117,10 @@ export interface AuditOptions {
   /**
    * `--instances`: how many instances of a stdio server run at once (SPEC section 3 step 3). A
    * server with many tools is audited as several instances (probes/instances.ts `instanceCount`:
-   * one per 8 tools, at most 4), each a start of its own with a sandbox, an overlay and an effect
+   * one per 6 tools, at most 4), each a start of its own with a sandbox, an overlay and an effect
    * log of its own, calling its share of the tools from the same starting state; this number only
    * says how many run side by side (1: one after another), so it never changes the answers.
-   * Default: one more than the cores. There is one instance without the sandbox's copy-on-write
+   * Default: twice the cores plus one (probes/instances.ts defaultConcurrency). There is one instance without the sandbox's copy-on-write
    * filesystem (instances would change each other's real files) and for a server reached by URL.
    */
   instances?: number;

@@ -85,7 +85,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--keep-sandbox', 'keep the scratch folders after the run (their path is printed)')
     .option('--all', 'default-call-effects: send {} to every tool, not only those with no required argument')
     .option('--allow-effects', 'with --no-sandbox, or where the sandbox has no copy-on-write filesystem: still call tools with default and filler arguments (their writes happen for real)')
-    .option('--instances <n>', 'how many sandboxed instances of a server with many tools run at once (1 to 16; default: one more than the cores; 1: one after another)')
+    .option('--instances <n>', 'how many sandboxed instances of a server with many tools run at once (1 to 16; default: twice the cores plus one; 1: one after another)')
     .option('--quiet', 'no progress line')
     .option('--verbose', 'show informational findings and notes')
     .option('--no-color', 'no colour in text output')
