@@ -4,7 +4,7 @@
  * human asking must only ever reach that tool's side-effect-free default"; SPEC section 5).
  */
 import type { Check, CheckMeta } from './check.js';
-import { EFFECT_TIMING, LATE_LIMIT, effectsNotRun, effectsOf, unseenWrites } from './effects-common.js';
+import { EFFECT_TIMING, LATE_LIMIT, RATE_LIMIT_RULE, effectsNotRun, effectsOf, unseenWrites } from './effects-common.js';
 import { finding, verdictOf } from './finding.js';
 
 export const meta: CheckMeta = {
@@ -36,6 +36,7 @@ export const meta: CheckMeta = {
     how: [
       'In the sandbox, each tool with no required argument (every tool with --all) is called with `{}`.',
       EFFECT_TIMING,
+      RATE_LIMIT_RULE,
       'Any shim call, network attempt or file change during the call fails the check, with the tool, the exact request and the effect as evidence. Identical effects of one call (an HTTP client retrying one request: three identical proxy CONNECTs) are one finding, quoted with their count.',
       'Without the sandbox no tool is called (n/a) unless --allow-effects is given.',
       'Scoring: scored (pass 1, fail 0).',

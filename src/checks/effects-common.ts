@@ -14,6 +14,12 @@ export const EFFECT_TIMING =
   `Before a call whose effects blame its tool (a default or filler call, a repeat, a made-up proposal), the sandbox waits until it has been quiet for ${LATE_WINDOW_MS} ms since the last call the server ran (answered without refusing its arguments; at most ${EFFECT_LONGEST_WAIT_MS} ms), so a delayed effect of that call (a debounced save) lands first and goes to it; a judged call to another tool than the last one that ran waits the same way. ` +
   `On a loaded machine, a wait from which sealmark's own timer woke more than ${STALL_TOLERANCE_MS} ms late is not counted as quiet (the server was likely held up too): the quiet period starts again after it, and the longest wait grows by the stall, at most doubling.`;
 
+/**
+ * How a default, filler or control call refused for a rate limit is treated (probes/effects.ts
+ * `watch`), for the `how` of the checks that judge those calls.
+ */
+export const RATE_LIMIT_RULE = 'A `{}`, filler or control call answered with an error that says it was rate limited ("Rate limit exceeded", "Too many requests") did not run its tool: it is made once more 1.1 s later, past a one-second window, and both calls are kept, so that the server\'s clock does not decide what is judged (server-brave-search allows one search a second).';
+
 /** What an effects check cannot see of a delayed effect (its false negatives), to go with {@link EFFECT_TIMING}. */
 export const LATE_LIMIT = `An effect delayed beyond the next call of a tool (more than ${LATE_WINDOW_MS} ms before a call that blames its tool, any delay past the quiet period before other calls, and any delay after a call whose arguments were refused, which is not waited after) is attributed to the call in flight when it arrives; one that comes after the audit's last call is read after ${LATE_WINDOW_MS} ms of quiet, later ones are missed.`;
 

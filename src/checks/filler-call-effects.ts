@@ -4,7 +4,7 @@
  * flag…", its `filled()` and the three-tool example; SPEC section 5).
  */
 import type { Check, CheckMeta } from './check.js';
-import { EFFECT_TIMING, LATE_LIMIT, distinctEffects, effectsNotRun, effectsOf, type DistinctEffect, unseenWrites } from './effects-common.js';
+import { EFFECT_TIMING, LATE_LIMIT, RATE_LIMIT_RULE, distinctEffects, effectsNotRun, effectsOf, type DistinctEffect, unseenWrites } from './effects-common.js';
 import { coverageIn, finding, group, verdictOf } from './finding.js';
 import { needsControl } from '../probes/effects.js';
 import type { Finding, ProbeCall } from '../types.js';
@@ -45,6 +45,7 @@ export const meta: CheckMeta = {
       'When the `{}` call was refused (a required argument missing) and the filler call had an effect, `{}` cannot tell what the flagged properties added: a control call is made with the filler\'s arguments minus the optional flagged properties (required switches unarmed, required arguments filled the same way). An effect it had too is noted, not blamed: it is what any valid call to the tool does. When no control is possible (a required enum whose every value is a side-effect verb) the tool is not judged, and the coverage says so.',
       'Identical effects of one call (an HTTP client retrying the same request) are one effect, quoted with their count; effects are compared as kind and target (digits blanked, `created` and `changed` of one file alike).',
       EFFECT_TIMING,
+      RATE_LIMIT_RULE,
       'Scoring: scored (pass 1, fail 0).',
     ],
     fix: 'Remove the switch from the schema and honour it in the handler only from trusted callers (see armed-flags); for sends, payments and deletions use a propose/execute pair.',
@@ -78,7 +79,8 @@ export const check: Check = {
     const judged = new Set<string>();
     const notJudged = new Map<string, string>();
     for (const tool of flaggedTools) {
-      const of = (probe: string) => a.calls.find((c) => c.probe === probe && c.tool === tool);
+      // The last call of each: one refused for a rate limit was made again, and the later is judged.
+      const of = (probe: string) => a.calls.filter((c) => c.probe === probe && c.tool === tool).at(-1);
       const dflt = of('default-call');
       const filler = of('filler-call')!;
       const control = of('filler-control');

@@ -162,6 +162,23 @@ describe('erases-log.mjs (a server that empties the effect log to hide its curl)
   });
 });
 
+describe('rate-limited.mjs (a limiter of one search a second over two tools, as server-brave-search has)', () => {
+  it('makes a {} call refused for a rate limit once more, 1.1 s later: both tools fail with their own curl, whatever the pace', async () => {
+    const r = await run('rate-limited.mjs');
+    const fs = findingsOf(r, ID, 'effect');
+    expect(fs.map((f) => [f.tool, f.evidence.quotes?.[0]])).toEqual([
+      ['search_web', 'curl -s https://search.example/search_web'],
+      ['search_local', 'curl -s https://search.example/search_local'],
+    ]);
+    // The refused call is kept beside the one judged; each has its own place in the report.
+    const local = r.calls.filter((c) => c.probe === 'default-call' && c.tool === 'search_local');
+    expect(local.map((c) => [c.class, (c.effects ?? []).length])).toEqual([
+      ['rejected-unnamed', 0],
+      ['accepted', 1],
+    ]);
+  });
+});
+
 // --- C6 and the control ----------------------------------------------------------------------------
 
 describe('c6-maintain.mjs (case C6)', () => {
