@@ -238,7 +238,7 @@ export function replyText(reply: Reply): string {
     case 'exited':
       return '';
     case 'malformed':
-      return stringLeaves(reply.raw).join('\n');
+      return textLeaves(reply.raw).join('\n');
     case 'response': {
       const parts: string[] = [];
       if (reply.error !== undefined) {
@@ -875,12 +875,48 @@ function asText(v: unknown): string {
   }
 }
 
-/** String values inside a JSON value, depth-first (bounded, for malformed replies). */
-function stringLeaves(v: unknown, depth = 0, out: string[] = []): string[] {
-  if (out.length >= 10_000 || depth > 32) return out;
-  if (typeof v === 'string') out.push(v);
-  else if (Array.isArray(v)) for (const x of v) stringLeaves(x, depth + 1, out);
-  else if (isRecord(v)) for (const x of Object.values(v)) stringLeaves(x, depth + 1, out);
+/** Options of {@link textLeaves}. */
+export interface TextLeavesOptions {
+  /** Also every key of an object, before its value. Default false. */
+  keys?: boolean;
+  /** Also every number and boolean, as JSON writes it. Default false. */
+  scalars?: boolean;
+  /** Most texts taken. Default 10,000. */
+  maxItems?: number;
+  /** Deepest nesting read (the value itself is depth 0). Default 32. */
+  maxDepth?: number;
+  /** Most characters taken in all; the text that crosses it is cut. Default unbounded. */
+  maxChars?: number;
+}
+
+/**
+ * The texts inside a JSON value, depth-first in document order: every string, and as `opts` asks
+ * every key and every number and boolean. Bounded by `opts` (a malformed or huge reply cannot make
+ * it run away); iterative, so depth costs no stack. Reading these instead of the value's JSON text
+ * copies nothing and sees each text as it is, not escaped.
+ */
+export function textLeaves(value: unknown, opts: TextLeavesOptions = {}): string[] {
+  const { keys = false, scalars = false, maxItems = 10_000, maxDepth = 32 } = opts;
+  let budget = opts.maxChars ?? Infinity;
+  const out: string[] = [];
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0 && out.length < maxItems && budget > 0) {
+    const [v, depth] = stack.pop()!;
+    let t: string | undefined;
+    if (typeof v === 'string') t = v;
+    else if (scalars && (typeof v === 'number' || typeof v === 'boolean')) t = String(v);
+    else if (depth < maxDepth && Array.isArray(v)) for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], depth + 1]);
+    else if (depth < maxDepth && isRecord(v)) {
+      const entries = Object.entries(v);
+      for (let i = entries.length - 1; i >= 0; i--) {
+        stack.push([entries[i]![1], depth + 1]);
+        if (keys) stack.push([entries[i]![0], depth + 1]);
+      }
+    }
+    if (t === undefined) continue;
+    out.push(t.length > budget ? t.slice(0, budget) : t);
+    budget -= t.length;
+  }
   return out;
 }
 

@@ -5,6 +5,7 @@
  * The redactor (src/redact.ts) hides the same values and patterns in every report and transcript.
  */
 import { randomBytes } from 'node:crypto';
+import { textLeaves } from './classify.js';
 import { wordsOf } from './words.js';
 
 /** Credential-like names (SPEC section 5), matched on the words of a name. */
@@ -100,32 +101,6 @@ export function secretSet(canaries: Record<string, string>, given: Record<string
 const MAX_SCAN = 16 * 1024 * 1024;
 
 /**
- * The texts of a JSON value, in document order: every key, every string, and every number and
- * boolean as JSON writes it, until `budget` characters are taken (the one that crosses it is cut).
- * Scanning these, not the value's JSON text, costs no copy of a large reply and sees a secret as
- * it is, not escaped (a key after a newline is at a word boundary).
- */
-function textsOf(value: unknown, budget: number): string[] {
-  const out: string[] = [];
-  const stack: unknown[] = [value];
-  while (stack.length > 0 && budget > 0) {
-    const v = stack.pop();
-    let t: string | undefined;
-    if (typeof v === 'string') t = v;
-    else if (typeof v === 'number' || typeof v === 'boolean') t = String(v);
-    else if (Array.isArray(v)) for (let i = v.length - 1; i >= 0; i--) stack.push(v[i]);
-    else if (typeof v === 'object' && v !== null) {
-      const entries = Object.entries(v);
-      for (let i = entries.length - 1; i >= 0; i--) stack.push(entries[i]![1], entries[i]![0]);
-    }
-    if (t === undefined) continue;
-    out.push(t.length > budget ? t.slice(0, budget) : t);
-    budget -= t.length;
-  }
-  return out;
-}
-
-/**
  * Every secret in a reply (`raw`: the JSON-RPC response as received): the canaries, the user's
  * secrets and the credential patterns, each once, with where it was (a result or an error). Each
  * is looked for in the reply's keys, strings and numbers (at most {@link MAX_SCAN} characters of
@@ -137,7 +112,8 @@ export function scanSecrets(raw: unknown, secrets: SecretSet): SecretHit[] {
   const hits: SecretHit[] = [];
   for (const where of ['result', 'error'] as const) {
     if (!(where in r)) continue;
-    const texts = textsOf(r[where], MAX_SCAN);
+    // Keys and numbers too (a secret as a key, a PIN as a number), as deep as a reply can nest.
+    const texts = textLeaves(r[where], { keys: true, scalars: true, maxChars: MAX_SCAN, maxItems: Infinity, maxDepth: Infinity });
     const has = (value: string) => texts.some((t) => t.includes(value));
     for (const [name, value] of Object.entries(secrets.env)) if (has(value)) hits.push({ kind: 'env-canary', name, where });
     if (has(ARGUMENT_CANARY)) hits.push({ kind: 'argument-canary', name: ARGUMENT_CANARY_NAME, where });

@@ -11,6 +11,7 @@ import {
   ROOT,
   SEP_1303_NOTE,
   LEAK_SCAN_MAX_CHARS,
+  textLeaves,
 } from '../../src/classify.js';
 import type { Reply, ReplyClass, LeakPattern } from '../../src/types.js';
 
@@ -555,5 +556,21 @@ describe('vocabularies are data', () => {
       expect(t.term.length).toBeGreaterThan(0);
       expect(t.pattern.global).toBe(false);
     }
+  });
+});
+
+describe('textLeaves', () => {
+  const v = { a: 'one', n: 42, list: ['two', true, { deep: 'three' }] };
+  it('reads strings in document order; keys and scalars when asked', () => {
+    expect(textLeaves(v)).toEqual(['one', 'two', 'three']);
+    expect(textLeaves(v, { keys: true, scalars: true })).toEqual(['a', 'one', 'n', '42', 'list', 'two', 'true', 'deep', 'three']);
+  });
+  it('stops at its bounds: depth, count, characters (the text that crosses the budget is cut)', () => {
+    expect(textLeaves(v, { maxDepth: 1 })).toEqual(['one']);
+    expect(textLeaves(v, { maxItems: 2 })).toEqual(['one', 'two']);
+    expect(textLeaves(v, { maxChars: 5 })).toEqual(['one', 'tw']);
+    let deep: unknown = 'bottom';
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    expect(textLeaves(deep, { maxDepth: Infinity })).toEqual(['bottom']);
   });
 });
