@@ -941,6 +941,20 @@ export function ownCopy(s: string): string {
   return JSON.parse(JSON.stringify(s)) as string;
 }
 
+/** Words of an error that says the server refused a call for a rate limit ("Rate limit exceeded", "Too many requests"). */
+const RATE_LIMIT_WORDS = /\brate[ -]?limit(?:ed|s)?\b|\btoo many requests\b/i;
+
+/**
+ * Whether `reply` refused its call for a rate limit: a JSON-RPC error or an `isError` result whose
+ * text (its first 2,000 characters) says so. The tool did not run: what the call would have done
+ * is not known from it (server-brave-search 0.6.2 refuses a second search within a second).
+ */
+export function refusedForRateLimit(reply: Reply): boolean {
+  if (reply.kind !== 'response') return false;
+  const isError = reply.error !== undefined || (reply.result as { isError?: unknown } | undefined)?.isError === true;
+  return isError && RATE_LIMIT_WORDS.test(replyText(reply).slice(0, 2000));
+}
+
 /**
  * The first line of `text` that reports a failed connection (the connection terms of
  * {@link FETCH_FAILURE_TERMS}, not the bare "timeout"), trimmed to 200 characters; undefined when

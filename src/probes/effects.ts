@@ -15,7 +15,7 @@ import type { Recorder } from './recorder.js';
 import { uncallable } from './callable.js';
 import { hangLimitMs } from './robust-input.js';
 import { watched, writesReachYourFiles } from './watch.js';
-import { replyText } from '../classify.js';
+import { refusedForRateLimit } from '../classify.js';
 
 
 /** What the effects gatherer did, beside its calls. */
@@ -156,23 +156,12 @@ export async function gatherEffects(rec: Recorder, tools: ListedTool[], config: 
   return run;
 }
 
-/** An error reply that says the server refused the call for a rate limit: its tool did not run. */
-const RATE_LIMITED = /\brate[ -]?limit(?:ed|s)?\b|\btoo many requests\b/i;
-
 /**
  * ms before an effects call refused for a rate limit is made once more: past a one-second window,
  * the most common limit of a server's own (server-brave-search allows one search a second, so
  * whether its second search tool fetched depended on how fast the calls came).
  */
 export const RATE_LIMIT_RETRY_MS = 1100;
-
-/** Whether `call` was refused for a rate limit (an error or isError result whose text says so). */
-export function rateLimited(call: ProbeCall): boolean {
-  const r = call.exchange.reply;
-  if (r.kind !== 'response') return false;
-  const isError = r.error !== undefined || (r.result as { isError?: unknown } | undefined)?.isError === true;
-  return isError && RATE_LIMITED.test(replyText(r).slice(0, 2000));
-}
 
 /**
  * One effects call, watched (without the sandbox, with --allow-effects, only what the reply itself
@@ -183,7 +172,7 @@ export function rateLimited(call: ProbeCall): boolean {
 async function watch(rec: Recorder, opts: EffectsOptions, tool: string, probe: string, args: Record<string, unknown>, hangMs: number, declared: string[]): Promise<ProbeCall> {
   const once = () => watched(opts.sandbox, () => rec.toolCall(probe, tool, args, hangMs, declared), { always: true, blames: true });
   const first = await once();
-  if (!rateLimited(first)) return first;
+  if (!refusedForRateLimit(first.exchange.reply)) return first;
   await new Promise((r) => setTimeout(r, RATE_LIMIT_RETRY_MS));
   return once();
 }

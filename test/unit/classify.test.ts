@@ -12,6 +12,7 @@ import {
   SEP_1303_NOTE,
   LEAK_SCAN_MAX_CHARS,
   textLeaves,
+  refusedForRateLimit,
 } from '../../src/classify.js';
 import type { Reply, ReplyClass, LeakPattern } from '../../src/types.js';
 
@@ -572,5 +573,15 @@ describe('textLeaves', () => {
     let deep: unknown = 'bottom';
     for (let i = 0; i < 100_000; i++) deep = [deep];
     expect(textLeaves(deep, { maxDepth: Infinity })).toEqual(['bottom']);
+  });
+});
+
+describe('refusedForRateLimit', () => {
+  const result = (text: string, isError: boolean): Reply => ({ kind: 'response', result: { content: [{ type: 'text', text }], isError }, raw: {} });
+  it('is an error that says so, in a result or a JSON-RPC error; never a success that mentions it', () => {
+    expect(refusedForRateLimit(result('Error: Rate limit exceeded', true))).toBe(true);
+    expect(refusedForRateLimit({ kind: 'response', error: { code: -32000, message: '429 Too Many Requests' }, raw: {} } as Reply)).toBe(true);
+    expect(refusedForRateLimit(result('The rate limit of this API is 60 a minute', false))).toBe(false);
+    expect(refusedForRateLimit(result('no such file', true))).toBe(false);
   });
 });
