@@ -11,7 +11,7 @@ import { MAX_RESTARTS, Recorder, type InstanceShare, type Progress, type Restart
 import { availableParallelism } from 'node:os';
 import { defaultConcurrency, instanceCount, listingOrder, mergeDesign, renumberCalls, mergeEffects, mergeLimits, mergeOversized, mergeRobust, mergeStrict, shareTools } from './probes/instances.js';
 import { gatherRobustInput, hangLimitMs } from './probes/robust-input.js';
-import { gatherProtocolErrors, sendEarly } from './probes/protocol-errors.js';
+import { gatherProtocolErrors, sendEarly, type EarlyProbe } from './probes/protocol-errors.js';
 import { gatherEffects } from './probes/effects.js';
 import { closeLateWindow, closeWatch, unprotectedFiles } from './probes/watch.js';
 import { adoptLateReplies, awaitDroppedLines, gatherLimits } from './probes/limits.js';
@@ -333,15 +333,13 @@ async function auditSpec(
       // Many tools are shared among instances, each a start of its own in a sandbox of its own,
       // from the same state (SPEC section 3 step 3). Without the copy-on-write filesystem they
       // would share the user's real files, so there is one.
-      const groups = sandbox?.isolation.filesystem === 'overlay' && instanceSpec ? shareTools(tools, instanceCount(tools.length)) : undefined;
-      const count = groups ? new Set(groups.values()).size : 1;
-      if (!groups || count === 1) Object.assign(artifacts, await gatherInstance(recs[0]!, true, sandbox, tools, config, needs, hangMs, options));
-      else {
-        // The first instance (the start the handshake was judged on) makes the whole-server probes
-        // and calls no listed tool: its hang limits then hold up no tool's calls.
-        const owner = new Map([...groups].map(([tool, g]) => [tool, g + 1]));
-        Object.assign(artifacts, await gatherShared(owner, count + 1, tools, needs, hangMs, artifacts));
-      }
+      // The probe many servers never answer goes first, before sealmark's own work on the listing.
+      const early = needs.has('protocol-errors') ? sendEarly(recs[0]!, hangMs) : undefined;
+      const owner = sandbox?.isolation.filesystem === 'overlay' && instanceSpec ? shareTools(tools, instanceCount(tools.length)) : undefined;
+      const count = owner ? new Set(owner.values()).size : 1;
+      if (!owner || count === 1) Object.assign(artifacts, await gatherInstance(recs[0]!, sandbox, tools, config, needs, hangMs, options, early));
+      // The first instance (the start the handshake was judged on) also makes the whole-server probes.
+      else Object.assign(artifacts, await gatherShared(owner, count, tools, needs, hangMs, early, artifacts));
     }
     // A delayed effect of the last watched call is still that call's: read before anything is judged.
     await closeWatch(sandbox);
@@ -380,16 +378,16 @@ async function auditSpec(
 
   /**
    * Audits the tools as `count` instances, `owner` saying which instance calls each tool: the
-   * first is the server started for the handshake, with the whole-server probes (and the user's
-   * probes of tools not listed) and no listed tool; each other calls its share of the tools
-   * (probes/instances.ts `shareTools`). Each is started when a place is free (at most
+   * first is the server started for the handshake, which also makes the whole-server probes (and
+   * the user's probes of tools not listed); each calls its share of the tools (probes/instances.ts
+   * `shareTools`). Each is started when a place is free (at most
    * `options.instances` at once, default twice the cores and one), in a sandbox of its own, lists
    * the tools (a server may need its listing before a call) and calls its share; an instance whose
    * work is done is ended before the next starts. Calls are numbered across all of them. An
    * instance that does not start, or lists other tools, leaves its tools not reached and a failed
    * start in `restarts`. Resolves to the runs merged.
    */
-  async function gatherShared(owner: Map<string, number>, count: number, tools: ListedTool[], needs: Set<string>, hangMs: number, artifacts: Artifacts): Promise<Gathered> {
+  async function gatherShared(owner: Map<string, number>, count: number, tools: ListedTool[], needs: Set<string>, hangMs: number, early: Promise<EarlyProbe> | undefined, artifacts: Artifacts): Promise<Gathered> {
     shared = true;
     instancesRun = count;
     const first = recs[0]!;
@@ -401,7 +399,7 @@ async function auditSpec(
     const runs: Gathered[] = [];
     const runOne = async (i: number): Promise<Gathered> => {
       if (i === 0) {
-        const out = await gatherInstance(first, true, sandbox, tools, config, needs, hangMs, options);
+        const out = await gatherInstance(first, sandbox, tools, config, needs, hangMs, options, early);
         await endInstance(first, sandbox);
         return out;
       }
@@ -425,7 +423,7 @@ async function auditSpec(
       extras[extras.length - 1]!.rec = rec;
       recs.push(rec);
       for (const ex of listing.exchanges) rec.add('instance-list', ex);
-      const out = await gatherInstance(rec, false, box, tools, config, needs, hangMs, options);
+      const out = await gatherInstance(rec, box, tools, config, needs, hangMs, options);
       await endInstance(rec, box);
       return out;
     };
@@ -502,24 +500,26 @@ type Gathered = Pick<Artifacts, 'robust' | 'strict' | 'effects' | 'protocol' | '
 
 /**
  * Runs the gatherers on one instance of the server, over the tools it owns (Recorder.owns), in the
- * order of SPEC section 3 step 3. The whole-server probes (the early array-params probe,
- * protocol-errors, concurrency) run on the first instance only (`first`).
+ * order of SPEC section 3 step 3. The whole-server probes (protocol-errors, concurrency) run on the
+ * first instance only (instance 0), which is given `earlyProbe`: the array-params probe sent at
+ * once after the listing ({@link sendEarly}), so that its hang limit passes beside the rest; it is
+ * recorded last.
  */
 async function gatherInstance(
   rec: Recorder,
-  first: boolean,
   sandbox: Sandbox | undefined,
   tools: ListedTool[],
   config: ResolvedConfig,
   needs: Set<string>,
   hangMs: number,
   options: AuditOptions,
+  earlyProbe?: Promise<EarlyProbe>,
 ): Promise<Gathered> {
   const out: Gathered = {};
+  const first = rec.instance === 0;
   /** A server to call: the live one, or the server started again after it exited. */
   const live = () => rec.revive();
-  // The probe many servers never answer goes first, so its hang limit passes beside the rest.
-  const early = first && needs.has('protocol-errors') ? await sendEarly(rec, hangMs) : undefined;
+  const early = await earlyProbe;
   if (early?.recorded) await live();
   // Where a lying read-only tool would change the user's real files, its claim licenses no call.
   const unprotected = unprotectedFiles(sandbox, rec.session.remote, options.allowEffects === true);
@@ -532,7 +532,9 @@ async function gatherInstance(
   // server cannot be judged on the gatherers below: more requests would only wait out the hang
   // limit and blame the wrong probe. protocol-errors goes before the limits pack, so that a
   // server that dies on a limit value is still judged on protocol mistakes.
-  if (first && needs.has('protocol-errors') && !out.robust?.stopped && (await live())) out.protocol = await gatherProtocolErrors(rec, hangMs, early);
+  // Its array-params probe is recorded last (finishProtocol), so that its hang limit passes beside the rest.
+  let finishProtocol: (() => Promise<void>) | undefined;
+  if (first && needs.has('protocol-errors') && !out.robust?.stopped && (await live())) ({ run: out.protocol, finish: finishProtocol } = await gatherProtocolErrors(rec, hangMs, early));
   if (needs.has('limits') && !out.robust?.stopped && (await live())) out.limits = await gatherLimits(rec, tools, config, sandbox, unprotected);
   // (Three hangs in limits with the server still answering is one slow tool, not a wedged server.)
   const stopped = out.robust?.stopped ?? (out.limits?.stopped?.reason === 'server-gone' ? out.limits.stopped : undefined);
@@ -542,6 +544,7 @@ async function gatherInstance(
   // The design pack's real writes (repeats, made-up proposals) last of all: a server that dies
   // on one must not escape the checks above by it.
   if (needs.has('design') && !stopped && (await live())) out.design = await gatherDesign(rec, tools, config, sandbox, options.allowEffects === true);
+  await finishProtocol?.();
   if (out.limits) await awaitDroppedLines(rec, hangMs);
   return out;
 }

@@ -4,7 +4,7 @@
  * limit: "reject ambiguous resource limits before admitting any work"; SPEC section 5).
  */
 import { whyNotRun, type Check, type CheckMeta } from './check.js';
-import { EFFECT_TIMING, distinctEffects, effectQuote, effectText } from './effects-common.js';
+import { EFFECT_TIMING, distinctEffects, effectQuote, effectText, rateLimitRule } from './effects-common.js';
 import { finding, verdictOf } from './finding.js';
 import { upstreamFailureLine } from '../classify.js';
 import {
@@ -93,6 +93,7 @@ export const meta: CheckMeta = {
       'In the sandbox, every call\'s effects are read (after the quiet period below, except a rejected call to a tool that states `readOnlyHint: true`, read at its reply); a call with a value the schema forbids that was rejected but had an effect fails (the work was admitted before the rejection). Identical effects of one call (an HTTP client retrying) are one finding, quoted with their count. A call with a value the schema admits (0 and 1 of the item comparison) is a valid call: its effects are expected and not judged.',
       'An error that names no parameter and reports an upstream HTTP failure (`Request failed with status code 502`), while the sandbox saw the tool connect out during the call, is not a rejection: the tool ran and its request was refused by the sandbox\'s proxy, so a forbidden value there was used (`used-upstream`). When 0 and 1 both fail that way, the zero comparison is not judged (`zero-not-compared`), neither passed nor failed.',
       'A hang (no reply within the hang limit of robust-input) or the server exiting on a value fails. Probing stops after three hangs or when the server is gone, and says what was not reached.',
+      rateLimitRule('A call with a limit value'),
       EFFECT_TIMING,
       'Scoring: scored (pass 1, partial 0.5, fail 0).',
     ],

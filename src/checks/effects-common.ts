@@ -2,6 +2,7 @@
 import type { Artifacts } from './check.js';
 import type { CheckResult, Evidence, ProbeCall } from '../types.js';
 import { EFFECT_LONGEST_WAIT_MS, EFFECT_QUIET_MS, LATE_WINDOW_MS, STALL_TOLERANCE_MS } from '../target/sandbox.js';
+import { RATE_LIMIT_RETRY_MS } from '../probes/watch.js';
 
 /**
  * How a call's effects are collected, for the `how` of every check that judges effects (SPEC
@@ -15,10 +16,15 @@ export const EFFECT_TIMING =
   `On a loaded machine, a wait from which sealmark's own timer woke more than ${STALL_TOLERANCE_MS} ms late is not counted as quiet (the server was likely held up too): the quiet period starts again after it, and the longest wait grows by the stall, at most doubling.`;
 
 /**
- * How a default, filler or control call refused for a rate limit is treated (probes/effects.ts
- * `watch`), for the `how` of the checks that judge those calls.
+ * How a call refused for a rate limit is treated (probes/watch.ts `pastRateLimit`), for the `how`
+ * of the checks that judge those calls (`calls`: which ones, as the check names them).
  */
-export const RATE_LIMIT_RULE = 'A `{}`, filler or control call answered with an error that says it was rate limited ("Rate limit exceeded", "Too many requests") did not run its tool: it is made once more 1.1 s later, past a one-second window, and both calls are kept, so that the server\'s clock does not decide what is judged (server-brave-search allows one search a second).';
+export function rateLimitRule(calls: string): string {
+  return `${calls} answered with an error that says it was rate limited ("Rate limit exceeded", "Too many requests") did not run its tool: it is made once more ${RATE_LIMIT_RETRY_MS / 1000} s later, past a one-second window, and both calls are kept, so that the server's clock does not decide what is judged (server-brave-search allows one search a second).`;
+}
+
+/** {@link rateLimitRule} for the effects calls: the `{}`, filler and control calls. */
+export const RATE_LIMIT_RULE = rateLimitRule('A `{}`, filler or control call');
 
 /** What an effects check cannot see of a delayed effect (its false negatives), to go with {@link EFFECT_TIMING}. */
 export const LATE_LIMIT = `An effect delayed beyond the next call of a tool (more than ${LATE_WINDOW_MS} ms before a call that blames its tool, any delay past the quiet period before other calls, and any delay after a call whose arguments were refused, which is not waited after) is attributed to the call in flight when it arrives; one that comes after the audit's last call is read after ${LATE_WINDOW_MS} ms of quiet, later ones are missed.`;

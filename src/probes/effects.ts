@@ -14,8 +14,7 @@ import type { ListedTool, ProbeCall } from '../types.js';
 import type { Recorder } from './recorder.js';
 import { uncallable } from './callable.js';
 import { hangLimitMs } from './robust-input.js';
-import { watched, writesReachYourFiles } from './watch.js';
-import { refusedForRateLimit } from '../classify.js';
+import { pastRateLimit, watched, writesReachYourFiles } from './watch.js';
 
 
 /** What the effects gatherer did, beside its calls. */
@@ -157,22 +156,9 @@ export async function gatherEffects(rec: Recorder, tools: ListedTool[], config: 
 }
 
 /**
- * ms before an effects call refused for a rate limit is made once more: past a one-second window,
- * the most common limit of a server's own (server-brave-search allows one search a second, so
- * whether its second search tool fetched depended on how fast the calls came).
- */
-export const RATE_LIMIT_RETRY_MS = 1100;
-
-/**
  * One effects call, watched (without the sandbox, with --allow-effects, only what the reply itself
- * reports is seen). A call refused for a rate limit is made once more after
- * {@link RATE_LIMIT_RETRY_MS}, so that the server's clock does not decide what is judged; both
- * calls are recorded, and the second is returned.
+ * reports is seen), made once more when it was refused for a rate limit ({@link pastRateLimit}).
  */
-async function watch(rec: Recorder, opts: EffectsOptions, tool: string, probe: string, args: Record<string, unknown>, hangMs: number, declared: string[]): Promise<ProbeCall> {
-  const once = () => watched(opts.sandbox, () => rec.toolCall(probe, tool, args, hangMs, declared), { always: true, blames: true });
-  const first = await once();
-  if (!refusedForRateLimit(first.exchange.reply)) return first;
-  await new Promise((r) => setTimeout(r, RATE_LIMIT_RETRY_MS));
-  return once();
+function watch(rec: Recorder, opts: EffectsOptions, tool: string, probe: string, args: Record<string, unknown>, hangMs: number, declared: string[]): Promise<ProbeCall> {
+  return pastRateLimit(() => watched(opts.sandbox, () => rec.toolCall(probe, tool, args, hangMs, declared), { always: true, blames: true }));
 }

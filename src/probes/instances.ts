@@ -11,9 +11,13 @@
  * The lists a gatherer computes from the whole listing (tools beyond `max_tools`, tools that cannot
  * be called) are the same in every instance and are taken from the first.
  */
+import { flaggedProperties } from '../flags.js';
+import { requiredOf } from '../schema.js';
 import type { ListedTool, ProbeCall } from '../types.js';
-import { MAX_LIMIT_PROPERTIES, limitValues, safeLimitProperties } from './limits.js';
+import { DROPPED_LINE_GRACE_MS, MAX_LIMIT_PROPERTIES, limitValues, safeLimitProperties } from './limits.js';
 import { planSafely } from './robust-input.js';
+import { planStrict } from './strict-arguments.js';
+import { EFFECT_QUIET_MS, LATE_WINDOW_MS } from './watch.js';
 import type { DesignRun } from './design.js';
 import type { EffectsRun } from './effects.js';
 import type { LimitsRun } from './limits.js';
@@ -23,72 +27,109 @@ import type { StrictRun } from './strict-arguments.js';
 
 /** Tools per instance: a server with fewer than twice this many runs on one instance. */
 export const TOOLS_PER_INSTANCE = 6;
-/** Most instances a server's tools are shared among. */
-export const MAX_INSTANCES_PER_SERVER = 4;
+/** Most instances of one server. */
+export const MAX_INSTANCES_PER_SERVER = 5;
 
 /**
- * How many instances a server's tools are shared among (SPEC section 3 step 3): one per
- * {@link TOOLS_PER_INSTANCE} tools, at most {@link MAX_INSTANCES_PER_SERVER}, and at least 1.
- * It depends on the tool count alone, never on the machine or on `--instances` (which only says
- * how many run at once), so that an audit gives the same answers wherever it runs.
+ * How many instances of a server there are (SPEC section 3 step 3): one for a server with fewer
+ * than 2 × {@link TOOLS_PER_INSTANCE} tools; else one per {@link TOOLS_PER_INSTANCE} tools and one
+ * more (the first, which also makes the whole-server probes), at most
+ * {@link MAX_INSTANCES_PER_SERVER}. It depends on the tool count alone, never on the machine or on
+ * `--instances` (which only says how many run at once), so that an audit gives the same answers
+ * wherever it runs.
  */
 export function instanceCount(toolCount: number): number {
-  return Math.max(1, Math.min(Math.floor(toolCount / TOOLS_PER_INSTANCE), MAX_INSTANCES_PER_SERVER));
+  const n = Math.floor(toolCount / TOOLS_PER_INSTANCE);
+  return n < 2 ? 1 : Math.min(n + 1, MAX_INSTANCES_PER_SERVER);
 }
 
-/** What a line that is not JSON weighs, in calls: it waits the dropped-line grace, most calls take a few ms. */
-const NOT_JSON_CALLS = 10;
-/**
- * What the calls of a tool that may write weigh, in calls: its default, filler and control calls
- * and the design pack's repeats each wait for the sandbox to be quiet for the late window first
- * (watch.ts), about half a second each.
- */
-const WRITER_CALLS = 50;
+/** ms of a call the server answers at once (a validation error): the round trip and sealmark's own work on it. */
+const CALL_MS = 5;
+/** Calls of the oversized-input probes and their liveness check, per tool. */
+const OVERSIZED_CALLS = 4;
 
 /**
- * About how many calls (of a few ms each) the gatherers make to `tool`: robust-input's plan and
- * its liveness check, the limits pack's values for its first limit properties (a line that is not
- * JSON weighs {@link NOT_JSON_CALLS}), a few for the effects, oversized-input and design probes,
- * and {@link WRITER_CALLS} for the waits before the effect calls of a tool that may write. A weight for sharing the tools out evenly, from the listing alone.
+ * About how long an instance spends on `tool`, in ms, from the listing alone: a weight for sharing
+ * the tools out evenly, built from the waits each gatherer makes (a call answered at once costs
+ * {@link CALL_MS}; the waits are the ones that dominate on real servers, measured on
+ * git-mcp-server's transcript):
+ *  - robust-input's plan and its liveness check, and the oversized-input probes: a call each;
+ *  - strict-arguments' calls: each judged for effects, so each waits {@link EFFECT_QUIET_MS};
+ *  - the effects pack's default call (no required argument) and filler call (a flagged property):
+ *    each judged, and the first waits out the late window ({@link LATE_WINDOW_MS}) of the call before;
+ *  - the limits pack's values: judged unless the tool states it is read-only; a line that is not
+ *    JSON also waits {@link DROPPED_LINE_GRACE_MS} for a reply the server may have dropped.
  */
-export function estimatedCalls(tool: ListedTool): number {
-  let n = 1 + planSafely(tool).plan.length + 6 + (tool.annotations?.readOnlyHint === true ? 0 : WRITER_CALLS);
+export function estimatedMs(tool: ListedTool): number {
+  const judged = EFFECT_QUIET_MS + CALL_MS;
+  const readOnly = tool.annotations?.readOnlyHint === true;
+  let ms = CALL_MS * (1 + planSafely(tool).plan.length + OVERSIZED_CALLS);
   try {
-    for (const lp of safeLimitProperties(tool).slice(0, MAX_LIMIT_PROPERTIES)) for (const v of limitValues(lp)) n += v.notJson ? NOT_JSON_CALLS : 1;
+    ms += planStrict(tool).calls.length * judged;
+    const effectCalls = (requiredOf(tool.inputSchema).length === 0 ? 1 : 0) + (flaggedProperties(tool).length > 0 ? 1 : 0);
+    if (effectCalls > 0) ms += LATE_WINDOW_MS + effectCalls * judged;
+    for (const lp of safeLimitProperties(tool).slice(0, MAX_LIMIT_PROPERTIES)) {
+      for (const v of limitValues(lp)) ms += (v.notJson ? DROPPED_LINE_GRACE_MS : 0) + (readOnly ? CALL_MS : judged);
+    }
   } catch {
-    /* a schema sealmark cannot read gets no limits probes */
+    /* a schema sealmark cannot read gets none of these probes */
   }
-  return n;
+  return ms;
 }
 
 /**
- * Which instance (0 … n−1) calls each tool: the listing cut into `n` runs of neighbouring tools,
- * since neighbours in a listing are often the tools that work on the same things
- * (create_entities beside create_relations, git_set_working_dir beside git_stash), each run about
- * as many calls as the others ({@link estimatedCalls}). A tool goes to the run its middle falls in. Returns tool name → instance,
- * numbered without gaps: there may be fewer than `n` when one tool outweighs a run.
+ * Which instance (0 … n−1) calls each tool: the listing cut into at most `n` runs of neighbouring
+ * tools, since neighbours in a listing are often the tools that work on the same things
+ * (create_entities beside create_relations, git_set_working_dir beside git_stash). The cut is the
+ * one whose heaviest run ({@link estimatedMs}) is lightest: the smallest budget such that the tools,
+ * taken in order, fill at most `n` runs without one exceeding it (found by bisection), with a run
+ * closed early only where the tools left would otherwise not fill the runs left. A tool sees what
+ * the tools before it on its instance did (a working directory set), not what other instances did. Returns tool name
+ * → instance, numbered without gaps: fewer than `n` when there are fewer tools.
  */
 export function shareTools(tools: readonly ListedTool[], n: number): Map<string, number> {
   const k = Math.max(1, Math.min(n, tools.length));
-  const weights = tools.map(estimatedCalls);
-  const total = weights.reduce((a, b) => a + b, 0);
-  const out = new Map<string, number>();
-  let before = 0;
-  for (const [i, t] of tools.entries()) {
-    const middle = before + weights[i]! / 2;
-    out.set(t.name, Math.min(k - 1, Math.floor((k * middle) / total)));
-    before += weights[i]!;
+  const weights = tools.map(estimatedMs);
+  /** The runs the tools fill in order with no run over `budget` (ms). */
+  const runsFor = (budget: number) => {
+    let runs = 1;
+    let sum = 0;
+    for (const w of weights) {
+      if (sum > 0 && sum + w > budget) {
+        runs += 1;
+        sum = 0;
+      }
+      sum += w;
+    }
+    return runs;
+  };
+  let lo = Math.max(0, ...weights);
+  let hi = weights.reduce((a, b) => a + b, 0);
+  while (lo < hi) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (runsFor(mid) <= k) hi = mid;
+    else lo = mid + 1;
   }
-  // Numbered 0, 1, … without gaps (a run no tool fell in is no instance).
-  const dense = new Map([...new Set(out.values())].map((v, i) => [v, i]));
-  for (const [name, v] of out) out.set(name, dense.get(v)!);
+  const out = new Map<string, number>();
+  let run = 0;
+  let sum = 0;
+  for (const [i, t] of tools.entries()) {
+    const w = weights[i]!;
+    // A new run when this one is full, or when each run left needs one of the tools left.
+    if (sum > 0 && run < k - 1 && (sum + w > lo || tools.length - i <= k - 1 - run)) {
+      run += 1;
+      sum = 0;
+    }
+    out.set(t.name, run);
+    sum += w;
+  }
   return out;
 }
 
 /**
- * How many instances run at once when `--instances` is not given: twice the cores (`cores`,
- * os.availableParallelism()), since an instance spends most of its time waiting, and one for the
- * first instance, which waits out the whole-server probes' hang limits.
+ * How many instances run at once when `--instances` is not given: twice the cores and one (`cores`,
+ * os.availableParallelism()), since an instance spends most of its time waiting (on a 2-core
+ * machine, every instance of the largest servers at once).
  */
 export function defaultConcurrency(cores: number): number {
   return 2 * Math.max(1, cores) + 1;

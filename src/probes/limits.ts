@@ -14,7 +14,7 @@ import { readResponse } from '../target/wire.js';
 import type { ListedTool, ProbeCall } from '../types.js';
 import { sampleValid } from '../values.js';
 import { uncallable } from './callable.js';
-import { claimNotEnough, mayWriteUnprotected, watched } from './watch.js';
+import { claimNotEnough, mayWriteUnprotected, pastRateLimit, watched } from './watch.js';
 import type { Recorder } from './recorder.js';
 import type { Session } from '../target/session.js';
 import { MAX_HANGS, hangLimitMs, maxTools, validArgs } from './robust-input.js';
@@ -377,7 +377,8 @@ interface Send {
 }
 
 /**
- * Sends one limits probe, watched for effects, and records what it admitted. A line that is not
+ * Sends one limits probe, watched for effects, and records what it admitted (made once more when
+ * it was refused for a rate limit: watch.ts pastRateLimit). A line that is not
  * JSON is followed by a `ping`; once that is answered, the probe's reply is waited for
  * {@link DROPPED_LINE_GRACE_MS} more and then recorded as dropped (a `hang` of the time waited).
  * Its effects are settled after the quiet period except after a rejected call to a tool that
@@ -386,7 +387,7 @@ interface Send {
  */
 function send(rec: Recorder, s: Send): Promise<ProbeCall> {
   const admitted = (c: ProbeCall) => c.classification?.class === 'accepted' || c.classification?.class === 'lenient-downstream';
-  return watched(s.sandbox, () => make(rec, s), { judged: (c) => !s.readOnly || admitted(c), tool: s.tool });
+  return pastRateLimit(() => watched(s.sandbox, () => make(rec, s), { judged: (c) => !s.readOnly || admitted(c), tool: s.tool }));
 }
 
 async function make(rec: Recorder, s: Send): Promise<ProbeCall> {

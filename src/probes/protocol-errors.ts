@@ -66,18 +66,30 @@ export async function sendEarly(rec: Recorder, timeoutMs: number): Promise<Early
 }
 
 /**
- * Sends: an unknown method, each notification (then a follow-up request to see the server still
- * answers, `ping` on the handshake versions, `tools/list` on 2026-07-28 where ping is gone), a
- * `tools/call` of a tool that does not exist, and a `tools/call` whose params are an array.
- * `timeoutMs` bounds each request (ms).
+ * The protocol-errors probes: an unknown method, each notification (then a follow-up request to
+ * see the server still answers, `ping` on the handshake versions, `tools/list` on 2026-07-28 where
+ * ping is gone), a `tools/call` of a tool that does not exist, each in its turn; and a
+ * `tools/call` whose params are an array, recorded by the `finish` it resolves to, which the
+ * caller runs once every other gatherer is done. The finish records the array-params exchange (the
+ * early one, {@link sendEarly}, or one sent then when the early one cannot stand for it) and a
+ * liveness check after it, and adds their seqs to the run. So the probe's hang limit, when the
+ * server never answers it, passes beside the whole audit rather than holding up what follows
+ * protocol-errors (issue 15). `timeoutMs` bounds each request (ms).
  */
-export async function gatherProtocolErrors(rec: Recorder, timeoutMs: number, early?: EarlyProbe): Promise<ProtocolRun> {
+export async function gatherProtocolErrors(rec: Recorder, timeoutMs: number, early: EarlyProbe | undefined): Promise<{ run: ProtocolRun; finish: () => Promise<void> }> {
   const run: ProtocolRun = { notifications: [], seqs: [] };
   const first = rec.ownCalls.length;
-  await sendAll(rec, run, timeoutMs, early);
-  // Its own calls only: other instances record theirs in the same list meanwhile.
+  const stopped = (await sendAll(rec, run, timeoutMs, early)).stopped;
   run.seqs = [...(early?.recorded ? [early.recorded.seq] : []), ...rec.ownCalls.slice(first).map((c) => c.seq)];
-  return run;
+  const finish = async () => {
+    if (stopped || early?.recorded) return;
+    const from = rec.ownCalls.length;
+    // A server that is gone and could not be started again gets no probe (as in its turn).
+    if (!(await rec.revive())) return;
+    await finishProtocolErrors(rec, timeoutMs, early);
+    run.seqs.push(...rec.ownCalls.slice(from).map((c) => c.seq));
+  };
+  return { run, finish };
 }
 
 /**
@@ -93,19 +105,24 @@ async function arrayParams(rec: Recorder, timeoutMs: number, early: EarlyProbe |
   return rec.session.request('tools/call', [], timeoutMs);
 }
 
-async function sendAll(rec: Recorder, run: ProtocolRun, timeoutMs: number, early: EarlyProbe | undefined): Promise<ProtocolRun> {
+/**
+ * The probes before array-params. Resolves to the run and `stopped` when the server went away and
+ * could not be started again (nothing more is sent).
+ */
+async function sendAll(rec: Recorder, run: ProtocolRun, timeoutMs: number, early: EarlyProbe | undefined): Promise<{ run: ProtocolRun; stopped?: true }> {
   // A server that exited on one probe is started again for the next (SPEC section 3 step 3): the
   // exit stays the finding of the probe that caused it.
   const gone = async () => !(await rec.revive());
   const live = async () => rec.add('liveness', (await rec.session.alive(timeoutMs)).exchange);
+  const stop = { run, stopped: true as const };
 
   rec.progress({ phase: 'protocol-errors' });
   rec.add('unknown-method', await rec.session.request(UNKNOWN_METHOD, {}, timeoutMs));
-  if (await gone()) return run;
+  if (await gone()) return stop;
   await live();
 
   for (const method of NOTIFICATIONS) {
-    if (await gone()) return run;
+    if (await gone()) return stop;
     const s = rec.session;
     const before = s.wire.strayResponses.length;
     const sent = await s.notify(method);
@@ -116,17 +133,20 @@ async function sendAll(rec: Recorder, run: ProtocolRun, timeoutMs: number, early
     run.notifications.push({ method, sent, replies, followUpSeq: follow.seq });
   }
 
-  if (await gone()) return run;
+  if (await gone()) return stop;
   const unknown = await rec.session.request('tools/call', { name: UNKNOWN_TOOL, arguments: {} }, timeoutMs);
   // Recorded like any tools/call (arguments, reply class), so that its finding replays.
   rec.add('unknown-tool', unknown, { tool: UNKNOWN_TOOL, arguments: {}, classification: rec.classify(unknown.reply, []) });
-  if (await gone()) return run;
+  if (await gone()) return stop;
   await live();
-  if (await gone()) return run;
-  // Recorded already when it had to be waited for at the start (the server answered nothing beside it).
-  if (early?.recorded) return run;
+  if (await gone()) return stop;
+  return { run };
+}
+
+/** The array-params probe (unless it was recorded at the start: the server answered nothing beside it) and a liveness check after it. */
+async function finishProtocolErrors(rec: Recorder, timeoutMs: number, early: EarlyProbe | undefined): Promise<void> {
+  if (early?.recorded) return;
   rec.add('array-params', await arrayParams(rec, timeoutMs, early));
-  if (await gone()) return run;
-  await live();
-  return run;
+  if (!(await rec.revive())) return;
+  rec.add('liveness', (await rec.session.alive(timeoutMs)).exchange);
 }

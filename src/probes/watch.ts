@@ -6,7 +6,7 @@
  * marked late ({@link closeLateWindow}); it never goes to the next call. Every gatherer that
  * needs effects goes through {@link watched}, and `sealmark call` reads a replay by the same rules.
  */
-import { failedConnectionLine, replyText } from '../classify.js';
+import { failedConnectionLine, refusedForRateLimit, replyText } from '../classify.js';
 import { EFFECT_LONGEST_WAIT_MS, EFFECT_QUIET_MS, LATE_WINDOW_MS, WRITE_QUIET_MS, type Effect, type EffectMark, type Sandbox } from '../target/sandbox.js';
 import type { Exchange } from '../target/wire.js';
 import type { ProbeCall } from '../types.js';
@@ -82,6 +82,26 @@ export async function watched(sandbox: Sandbox | undefined, call: () => Promise<
   // The server ran it (an answer that is not a refusal): it may have set off delayed effects.
   if (ran) lastRan.set(sandbox, { at: repliedAt, tool: c.tool });
   return c;
+}
+
+/**
+ * ms before a call refused for a rate limit is made once more: past a one-second window, the most
+ * common limit of a server's own (server-brave-search allows one search a second, so whether its
+ * second search tool fetched, and which limit values it admitted, depended on how fast the calls came).
+ */
+export const RATE_LIMIT_RETRY_MS = 1100;
+
+/**
+ * Makes a call (`call`, usually a {@link watched} one) and, when its reply refused it for a rate
+ * limit (classify.ts refusedForRateLimit: the tool did not run, so the call says nothing of its
+ * arguments), makes it once more after {@link RATE_LIMIT_RETRY_MS}, so that the server's clock
+ * does not decide what is judged. Both calls are recorded; resolves to the last.
+ */
+export async function pastRateLimit(call: () => Promise<ProbeCall>): Promise<ProbeCall> {
+  const first = await call();
+  if (!refusedForRateLimit(first.exchange.reply)) return first;
+  await new Promise((r) => setTimeout(r, RATE_LIMIT_RETRY_MS));
+  return call();
 }
 
 /**

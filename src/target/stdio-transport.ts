@@ -18,6 +18,12 @@ import { randomBytes } from 'node:crypto';
 
 /** ms a server is given to exit by itself once its stdin is closed, before SIGTERM. */
 export const STDIN_GRACE_MS = 300;
+/**
+ * ms a server in a pid namespace of its own (the sandbox) is given after SIGTERM, before SIGKILL
+ * ends the namespace: whatever it does then lands in a sandbox that is discarded, and servers that
+ * shut down slowly (git-mcp-server takes over 700 ms) would otherwise hold up the end of every audit.
+ */
+export const SANDBOXED_TERM_GRACE_MS = 100;
 /** Bytes of one stdout line kept before it is dropped as oversized (16 MiB). */
 export const MAX_LINE_BYTES = 16 * 1024 * 1024;
 /** Noise lines (non-JSON-RPC stdout) kept as evidence; later ones are only counted. */
@@ -316,7 +322,8 @@ export class AuditStdioTransport implements Transport {
 
   /**
    * Ends the process tree: close stdin (MCP 2025-11-25 lifecycle, stdio shutdown), then SIGTERM
-   * to the process group after {@link STDIN_GRACE_MS}, then SIGKILL after `graceMs` more.
+   * to the process group after {@link STDIN_GRACE_MS}, then SIGKILL after `graceMs` more (at most
+   * {@link SANDBOXED_TERM_GRACE_MS} for a server in a pid namespace of its own).
    * Resolves once the process has exited. Never rejects. The first wait is short because nothing
    * the server does after its last call is judged (its effects were read before, and its overlay
    * is discarded), and a server with work still under way (a git child that never ends) would
@@ -336,7 +343,7 @@ export class AuditStdioTransport implements Transport {
       }
       if (!(await this.waitExit(Math.min(graceMs, STDIN_GRACE_MS)))) {
         this.signalGroup('SIGTERM');
-        if (!(await this.waitExit(graceMs))) {
+        if (!(await this.waitExit(this.spec.ownPidNamespace ? Math.min(graceMs, SANDBOXED_TERM_GRACE_MS) : graceMs))) {
           this.signalGroup('SIGKILL');
           await this.waitExit(graceMs);
         }

@@ -733,6 +733,26 @@ describe('effects-real/upstream-limits.mjs (firecrawl_map: the tool runs and its
   });
 });
 
+describe('limits/rate_limited.mjs (a limiter of one search per 500 ms, as server-brave-search has, over a tool that never checks count)', () => {
+  it('makes each call refused for the rate limit once more, and judges every value on the call that ran', async () => {
+    const r = await auditFixture('limits/rate_limited.mjs');
+    const limits = r.calls.filter((c) => c.tool === 'search' && (c.probe.startsWith('limit-') || c.probe.startsWith('raw-')));
+    const text = (c: ReportCall) => JSON.stringify(c.reply.raw ?? c.reply.rawText ?? '');
+    const limited = limits.filter((c) => text(c).includes('Rate limit exceeded'));
+    // The calls come faster than the limiter allows: most are refused once.
+    expect(limited.length).toBeGreaterThan(5);
+    for (const c of limited) {
+      const next = r.calls.find((x) => x.seq > c.seq && x.tool === 'search')!;
+      expect([next.probe, next.value], `after call ${c.seq}`).toEqual([c.probe, c.value]);
+      expect(text(next), `after call ${c.seq}`).not.toContain('Rate limit exceeded');
+    }
+    const f = checkOf(r, ID).findings.filter((x) => x.messageId === 'admitted');
+    expect(f).toHaveLength(1);
+    expect(f[0]!.message).toBe('search: count = false (5 items), true (1 item), 0 (5 items), -1 (5 items), -5 (5 items), "1" (1 item), 1.5 (1 item), 21 (21 items), 1e309 (5 items), a duplicate "count" member (1 then 21) (21 items) accepted though the schema forbids them');
+    expect(checkOf(r, ID).verdict).toBe('fail');
+  }, 90_000);
+});
+
 // --- unit: the upstream failure line and the value label --------------------------------------------
 
 describe('upstreamFailureLine and valueLabel', () => {

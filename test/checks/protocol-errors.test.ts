@@ -225,10 +225,38 @@ describe('the array-params probe goes first, so its hang limit passes beside the
       const robust = rows.findIndex((x) => x.dir === 'send' && x.message.method === 'tools/call' && !Array.isArray(x.message.params));
       expect(robust).toBeGreaterThan(-1);
       expect(robust).toBeLessThan(cancelled);
-      // Recorded in its turn, after unknown-tool, with its liveness check after it.
+      // Recorded after unknown-tool, with its liveness check after it.
       const probes = r.calls.filter((c) => ['unknown-method', 'unknown-tool', 'array-params'].includes(c.probe)).map((c) => c.probe);
       expect(probes).toEqual(['unknown-method', 'unknown-tool', 'array-params']);
       expect(r.calls.find((c) => c.probe === 'array-params')!.reply.kind).toBe('hang');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('the gatherers after protocol-errors do not wait for it: concurrency and oversized-input go while it waits, and it is recorded last', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sealmark-early-'));
+    try {
+      const transcript = join(dir, 't.jsonl');
+      const raw = { checks: { ...LATER_PACKS_OFF, concurrency: { enabled: true }, 'oversized-input': { enabled: true }, 'robust-input': { hang_ms: 3000 } } };
+      const r = await audit({ command: process.execPath, args: [fixture('protocol/drops-array-params.mjs')], config: parseConfig(raw, configRegistry()), transcriptPath: transcript });
+      expect(graded(r, 'protocol-errors')).toEqual(['no-reply']);
+      expect(checkOf(r, 'concurrency').verdict).toBe('pass');
+      const rows = transcriptOf(transcript);
+      const probe = rows.find((x) => x.dir === 'send' && Array.isArray(x.message.params))!;
+      const cancelled = rows.findIndex((x) => x.message.method === 'notifications/cancelled' && (x.message.params as { requestId?: unknown }).requestId === probe.message.id);
+      expect(cancelled).toBeGreaterThan(-1);
+      expect(r.calls.filter((c) => c.probe === 'concurrent-call').length).toBeGreaterThan(1);
+      expect(checkOf(r, 'oversized-input').verdict).toBe('pass');
+      expect(r.calls.some((c) => c.tool === 'echo' && c.probe === 'oversized-string')).toBe(true);
+      // Every other tools/call of the audit (the concurrency burst and the oversized values among
+      // them) went on the wire before the probe's hang limit ran out.
+      const calls = rows.map((x, i) => ({ x, i })).filter(({ x }) => x.dir === 'send' && x.message.method === 'tools/call' && !Array.isArray(x.message.params));
+      expect(calls).toHaveLength(r.calls.filter((c) => c.method === 'tools/call').length - 1);
+      for (const { i } of calls) expect(i).toBeLessThan(cancelled);
+      // Recorded last: only its liveness check comes after it.
+      const at = r.calls.findIndex((c) => c.probe === 'array-params');
+      expect(r.calls.slice(at + 1).map((c) => c.probe)).toEqual(['liveness']);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
