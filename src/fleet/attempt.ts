@@ -263,7 +263,9 @@ export async function attemptJob(a: AttemptJob, opts: AttemptOptions): Promise<A
       }
       const report = serverReport(parsed, spec);
       if (typeof report === 'string') return { kind: 'failed', error: report, ms };
-      return result(recordFromReport(job, report, a.attempt, ms));
+      const record = recordFromReport(job, report, a.attempt, ms);
+      if (spec.remote && !opts.callRemotes) record.listOnly = true;
+      return result(record);
     }
     const how = r.error ? r.error.message : r.signal ? `signal ${r.signal}` : `exit code ${r.code}`;
     return { kind: 'failed', error: oneLine(`the audit ended (${how}) without a report: ${stderr.trim().split('\n').slice(-3).join(' / ') || 'no output'}`), ms };

@@ -14,12 +14,14 @@ export const BADGE_GREY = '#9f9f9f';
 
 /**
  * What a badge says for a record: the letter for a graded record (`n/a` when no scored check
- * applied), else the outcome word (`needs-config`, `timeout` …), and its colour.
+ * applied; followed by `list only` for a remote whose tools were not called), else the outcome
+ * word (`needs-config`, `timeout` …), and its colour.
  */
-export function badgeValue(r: Pick<FleetRecord, 'outcome' | 'grade'>): { text: string; colour: string } {
+export function badgeValue(r: Pick<FleetRecord, 'outcome' | 'grade' | 'listOnly'>): { text: string; colour: string } {
   if (r.outcome !== 'graded') return { text: r.outcome, colour: BADGE_GREY };
   const letter = r.grade?.letter ?? null;
-  return letter ? { text: letter, colour: BADGE_COLOURS[letter] ?? BADGE_GREY } : { text: 'n/a', colour: BADGE_GREY };
+  const scope = r.listOnly ? ' list only' : '';
+  return letter ? { text: `${letter}${scope}`, colour: BADGE_COLOURS[letter] ?? BADGE_GREY } : { text: `n/a${scope}`, colour: BADGE_GREY };
 }
 
 /** Rough widths (px) of Verdana 11px, as shields measures: narrow, wide and the rest. */
@@ -38,7 +40,7 @@ function textWidth(s: string): number {
  * The badge of `record` for `server` as SVG text (20 px high, width from the texts). The server's
  * name goes only into `<title>` and `aria-label`, escaped; the value is {@link badgeValue}.
  */
-export function badgeSvg(server: string, record: Pick<FleetRecord, 'outcome' | 'grade'>): string {
+export function badgeSvg(server: string, record: Pick<FleetRecord, 'outcome' | 'grade' | 'listOnly'>): string {
   const label = 'sealmark';
   const { text, colour } = badgeValue(record);
   const lw = textWidth(label) + 10;

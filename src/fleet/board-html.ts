@@ -17,12 +17,16 @@ import type { RecordDiff } from './diff.js';
 import { compareRulers, rulerLabel } from './order.js';
 import type { FleetOutcome, FleetRecord, Ruler } from './types.js';
 
-/** The grade cell: letter and percent, or the outcome word and its reason. */
-function gradeCell(e: Pick<BoardEntry, 'outcome' | 'reason' | 'grade'>): Html {
+/** The grade cell: letter and percent (tagged when only the listing was graded), or the outcome word and its reason. */
+function gradeCell(e: Pick<BoardEntry, 'outcome' | 'reason' | 'grade' | 'listOnly'>): Html {
   if (e.outcome !== 'graded') return html`<span class="outcome" data-outcome="${e.outcome}">${e.outcome}</span><div class="reason">${e.reason ?? ''}</div>`;
   const g = e.grade;
-  return html`<span class="letter ${letterClass(g?.letter ?? null)}">${g?.letter ?? 'n/a'}</span> <span class="pct">${g?.percent != null ? `${g.percent}%` : ''}</span>`;
+  const grade = html`<span class="letter ${letterClass(g?.letter ?? null)}">${g?.letter ?? 'n/a'}</span> <span class="pct">${g?.percent != null ? `${g.percent}%` : ''}</span>`;
+  return e.listOnly ? html`${grade} <span class="tag list-only" title="${LIST_ONLY_TITLE}">list only</span>` : grade;
 }
+
+/** What the `list only` tag of a remote's grade means. */
+const LIST_ONLY_TITLE = 'a remote: listed, linted and its handshake graded; its tools were not called (they run on someone else\'s machine; fleet run --call-remotes calls them)';
 
 /** An ISO 8601 time to the minute, for a table cell (`2026-12-01 10:04`); the full time goes in its title. */
 function when(iso: string): string {

@@ -46,6 +46,8 @@ export interface BoardEntry {
   finishedAt: string;
   page: string;
   badge: string;
+  /** A remote graded on its listing, lint and handshake only (FleetRecord.listOnly). */
+  listOnly: boolean;
 }
 
 /** One line of a server's history: every record, newest first. */
@@ -57,6 +59,8 @@ export interface BoardHistoryEntry {
   reason: string | null;
   grade: { letter: string | null; percent: number | null } | null;
   finishedAt: string;
+  /** As {@link BoardEntry.listOnly}. */
+  listOnly: boolean;
 }
 
 /** One server of the index. */
@@ -111,6 +115,7 @@ function entryOf(r: FleetRecord, slug: string): BoardEntry {
     finishedAt: r.finishedAt,
     page: `servers/${slug}.html`,
     badge: `badges/${slug}.svg`,
+    listOnly: r.listOnly === true,
   };
 }
 
@@ -153,7 +158,7 @@ export function buildBoard(records: readonly FleetRecord[], generatedAt: string)
       badge: `badges/${slug}.svg`,
       versions: orderVersions(mine),
       latest: latest.map((r) => entryOf(r, slug)),
-      history: sorted.map((r) => ({ version: r.version, target: r.target.label, ruler: r.ruler, outcome: r.outcome, reason: r.outcome === 'graded' ? null : (r.reason ?? ''), grade: r.outcome === 'graded' ? r.grade : null, finishedAt: r.finishedAt })),
+      history: sorted.map((r) => ({ version: r.version, target: r.target.label, ruler: r.ruler, outcome: r.outcome, reason: r.outcome === 'graded' ? null : (r.reason ?? ''), grade: r.outcome === 'graded' ? r.grade : null, finishedAt: r.finishedAt, listOnly: r.listOnly === true })),
     };
     const pair = diffPair(mine);
     views.push({ entry, records: sorted, main: latest[0]!, diff: pair && { ...pair, diff: diffRecords(pair.older, pair.newer) } });

@@ -77,6 +77,12 @@ export interface FleetRecord {
   durationMs: number;
   /** How many times the job ran before this record (1 unless a flaky outcome was retried). */
   attempts: number;
+  /**
+   * Set on a remote whose tools were not called (no `--call-remotes`): it was listed, linted and
+   * its handshake graded only (fleet/attempt.ts listOnlyChecks), so its grade says nothing of its
+   * calls. Absent on every other record.
+   */
+  listOnly?: true;
   /** The full JSON report, when the audit produced one (not for a `timeout` or a fetch that never started). */
   report: Report | null;
 }

@@ -386,7 +386,7 @@ describe.skipIf(!RUN_SQLITE)(sqliteTitle('fleet run'), () => {
         const listed = await fleet([file, '--store', store, '--transcripts', tdir]);
         expect(listed.code, listed.stderr).toBe(0);
         const [rec] = records(store);
-        expect(rec).toMatchObject({ server: 'io.github.fixture/hosted', target: { kind: 'remote', entry: 'remotes[0]', label: http.url }, outcome: 'graded' });
+        expect(rec).toMatchObject({ server: 'io.github.fixture/hosted', target: { kind: 'remote', entry: 'remotes[0]', label: http.url }, outcome: 'graded', listOnly: true });
         const sent = (t: string) =>
           readFileSync(t, 'utf8')
             .split('\n')
@@ -406,6 +406,8 @@ describe.skipIf(!RUN_SQLITE)(sqliteTitle('fleet run'), () => {
         expect(called.code, called.stderr).toBe(0);
         expect(records(store)).toHaveLength(2);
         expect(sent(join(tdir, `${rec!.jobId}.jsonl`))).toContain('tools/call');
+        // The full audit's record is not marked list-only.
+        expect(records(store).filter((r) => r.listOnly === true)).toHaveLength(1);
       },
       SLOW,
     );

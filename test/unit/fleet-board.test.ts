@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { badgeSvg, badgeValue } from '../../src/fleet/badge.js';
 import { buildBoard, diffPair, diffRecords, writeLeaderboard, BOARD_SCHEMA_VERSION, type BoardIndex } from '../../src/fleet/board.js';
-import { renderLeaderboard } from '../../src/fleet/board-html.js';
+import { renderLeaderboard, renderServerPage } from '../../src/fleet/board-html.js';
 import { compareRulers, latestPerTarget, newestFirst, orderVersions, serverSlug } from '../../src/fleet/order.js';
 import type { FleetOutcome, FleetRecord, Ruler } from '../../src/fleet/types.js';
 import type { Report, ReportCheck, ReportFinding } from '../../src/report/build.js';
@@ -187,6 +187,23 @@ describe('badgeSvg', () => {
       expect(badgeValue(rec({ outcome: o }))).toEqual({ text: o, colour: '#9f9f9f' });
       expect(badgeSvg('x', rec({ outcome: o }))).toContain(`>${o}</text>`);
     }
+  });
+
+  it('says `list only` after the letter of a remote whose tools were not called, on the badge, the board and the server page', () => {
+    const remote = rec({ server: 'io.example/hosted', target: { kind: 'remote', entry: 'remotes[0]', label: 'https://example.com/mcp' }, listOnly: true });
+    expect(badgeValue(remote)).toEqual({ text: 'B list only', colour: '#97ca00' });
+    expect(badgeSvg('x', remote)).toContain('>B list only</text>');
+    const { index, views } = buildBoard([remote, rec({})], '2026-12-03T00:00:00.000Z');
+    expect(index.servers.flatMap((s) => s.latest.map((e) => [s.server, e.listOnly]))).toEqual(
+      expect.arrayContaining([
+        ['io.example/hosted', true],
+        ['io.github.example/weather', false],
+      ]),
+    );
+    const board = renderLeaderboard(index);
+    expect(board.match(/class="tag list-only"/g)).toHaveLength(1);
+    const page = renderServerPage(views.find((v) => v.entry.server === 'io.example/hosted')!, index);
+    expect(page).toContain('class="tag list-only"');
   });
 
   it('is deterministic, escapes the server name, and references nothing outside itself', () => {
