@@ -9,6 +9,8 @@
  *      the fingerprints of its findings): concurrency must not change a grade;
  *  (c) peak memory of each run: the largest sum of resident memory over the runner and every
  *      process under it (audits, sandboxes, servers), sampled from /proc every 250 ms;
+ *  (e) a re-grade of every server at the most --jobs, on that setting's store (as under a new
+ *      ruler): the runner starts the jobs longest first, by the durations the store holds;
  *  (d) the fetch phase per server, cold (an empty sealmark cache) and warm (the same cache again),
  *      for an npm package served by a loopback registry this script starts (nothing leaves the
  *      machine): the audit of `--package npm:…` next to the audit of the same server by command.
@@ -78,12 +80,14 @@ function treeRss(pid) {
   return total;
 }
 
-/** Runs `sealmark fleet run` on `file` with `--jobs jobs` on a fresh store: wall ms, peak tree memory, the records. */
-async function fleetRun(file, jobs) {
-  const store = join(work, `store-${jobs}`);
+/**
+ * Runs `sealmark fleet run` on `file` with `--jobs jobs` on a fresh store (or on `store`, with
+ * `extra` arguments): wall ms, peak tree memory, the records.
+ */
+async function fleetRun(file, jobs, store = join(work, `store-${jobs}`), extra = []) {
   const env = { ...process.env, SEALMARK_CACHE: join(work, 'sealmark-cache'), TMPDIR: work };
   const t0 = performance.now();
-  const child = spawn(process.execPath, [BIN, 'fleet', 'run', file, '--store', store, '--jobs', String(jobs)], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'fleet', 'run', file, '--store', store, '--jobs', String(jobs), ...extra], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
   let peak = 0;
@@ -194,17 +198,25 @@ async function main() {
     process.stdout.write(`\nsealmark fleet over the real-server corpus (${count} servers, ${cores} cores), one line per setting as it finishes\n`);
     process.stdout.write('setting    wall      recorded  servers/hour  peak MB (tree)  records vs the first setting\n');
   }
-  for (const jobs of JOBS) {
-    const r = await fleetRun(file, jobs);
+  const row = (label, r) => {
     const verdicts = verdictsOf(r.records);
     first ??= verdicts;
     const diff = firstDifference(first, verdicts);
     const perHour = (r.records.length / r.ms) * 3_600_000;
     best = Math.max(best, perHour);
-    const cells = [`--jobs ${jobs}`, `${(r.ms / 1000).toFixed(1)} s`, `${r.records.length}/${count}`, perHour.toFixed(0), (r.peak / 1048576).toFixed(0), diff ? `differs: ${diff}` : jobs === JOBS[0] ? '(reference)' : 'same'];
+    const cells = [label, `${(r.ms / 1000).toFixed(1)} s`, `${r.records.length}/${count}`, perHour.toFixed(0), (r.peak / 1048576).toFixed(0), diff ? `differs: ${diff}` : first === verdicts ? '(reference)' : 'same'];
     process.stdout.write(`${cells.map((c, i) => String(c).padEnd([9, 8, 8, 12, 14, 0][i])).join('  ')}\n`);
+  };
+  for (const jobs of JOBS) row(`--jobs ${jobs}`, await fleetRun(file, jobs));
+  // A re-grade of every server (as under a new ruler) on the store of the most jobs: the runner
+  // now knows how long each took and starts the longest first.
+  const most = Math.max(...JOBS);
+  if (JOBS.length > 0) {
+    const names = JSON.parse(readFileSync(join(root, 'test', 'corpus', 'servers.json'), 'utf8')).servers.flatMap((x) => ['--regrade', x.id]);
+    row(`re-grade`, await fleetRun(file, most, join(work, `store-${most}`), names));
   }
   if (JOBS.length > 0) {
+    process.stdout.write(`(re-grade: every server again at --jobs ${most} on that setting's store, longest first by the durations it holds)\n`);
     process.stdout.write(`best: ${best.toFixed(0)} servers/hour (target ≥ 1000: ${best >= 1000 ? 'ok' : 'under'}); at that rate 10,000 servers in an hour need ${Math.ceil(10_000 / best)} machines like this one\n`);
   }
   const fetch = await fetchCost();

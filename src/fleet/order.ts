@@ -96,6 +96,26 @@ export function targetKey(r: Pick<FleetRecord, 'target'>): string {
   return `${r.target.kind} ${r.target.entry}`;
 }
 
+/** The key {@link longestFirst} reads durations by: a server's name and {@link targetKey}. */
+export function durationKey(r: Pick<FleetRecord, 'server' | 'target'>): string {
+  return `${r.server}\u0000${targetKey(r)}`;
+}
+
+/**
+ * `jobs` in the order a fleet runs them: longest first, by how long the same server's same target
+ * took last time (`durations`: {@link durationKey} → ms, from the store's records of any version
+ * and ruler), so that a re-grade does not end waiting on one slow audit started last (the longest
+ * processing time first rule of scheduling). Jobs with no earlier record go first, in the order
+ * given, since any of them may be slow; ties keep the order given. Pure; returns a new array.
+ */
+export function longestFirst<T extends { job: Pick<FleetRecord, 'server' | 'target'> }>(jobs: readonly T[], durations: ReadonlyMap<string, number>): T[] {
+  const known = (x: T) => durations.get(durationKey(x.job));
+  return jobs
+    .map((x, i) => ({ x, i, ms: known(x) }))
+    .sort((a, b) => (b.ms ?? Infinity) - (a.ms ?? Infinity) || a.i - b.i)
+    .map((e) => e.x);
+}
+
 /**
  * One server's records newest first: newest version, then newest ruler, then latest `finishedAt`,
  * then target entry (so the order is total and the same on every run).

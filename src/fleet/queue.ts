@@ -18,6 +18,7 @@ import { currentRuler, oneLine, sleep } from './attempt.js';
 import { Progress, type FleetSummary } from './progress.js';
 import { BACKOFF_MS, DEFAULT_ATTEMPTS, endOrphans, type FleetRunOptions } from './run.js';
 import { FleetStore } from './store.js';
+import { longestFirst } from './order.js';
 import { readTargets, type JobSpec } from './targets.js';
 import type { FleetJob, FleetRecord, Ruler } from './types.js';
 
@@ -151,7 +152,11 @@ export async function runFleetOnQueue(opts: QueueRunOptions): Promise<FleetSumma
     store.upsertJobs(planned);
     const ruler = currentRuler();
     const regrade = new Set(opts.regrade);
-    const todo = planned.filter((p) => regrade.has(p.job.server) || !store.hasRecord(p.job.id, ruler));
+    // Longest first, by how long each took last time (BullMQ hands jobs out in the order they were added).
+    const todo = longestFirst(
+      planned.filter((p) => regrade.has(p.job.server) || !store.hasRecord(p.job.id, ruler)),
+      store.lastDurations(),
+    );
     store.enqueue(todo.map((p) => p.job.id));
     const summary: FleetSummary = { total: planned.length, skipped: planned.length - todo.length, ran: 0, outcomes: {}, failed: [], ms: 0 };
     const progress = new Progress(out, todo.length, summary);

@@ -13,6 +13,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { alive, FleetStore, type Orphan } from './store.js';
+import { longestFirst } from './order.js';
 import { readTargets, type JobSpec } from './targets.js';
 import { FetchLimiter, fetchTokenOf } from './fetch-limit.js';
 import { Progress, type FleetSummary } from './progress.js';
@@ -99,7 +100,11 @@ export async function runFleet(opts: FleetRunOptions): Promise<FleetSummary> {
     store.upsertJobs(planned);
     const ruler = currentRuler();
     const regrade = new Set(opts.regrade);
-    const todo = planned.filter((p) => regrade.has(p.job.server) || !store.hasRecord(p.job.id, ruler)).map((p) => p.job.id);
+    // Longest first, by how long each took last time: a re-grade does not end waiting on one slow audit.
+    const todo = longestFirst(
+      planned.filter((p) => regrade.has(p.job.server) || !store.hasRecord(p.job.id, ruler)),
+      store.lastDurations(),
+    ).map((p) => p.job.id);
     store.enqueue(todo);
     const summary: FleetSummary = { total: planned.length, skipped: planned.length - todo.length, ran: 0, outcomes: {}, failed: [], ms: 0 };
     const pending = new Set(todo);

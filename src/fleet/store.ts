@@ -25,6 +25,7 @@ import type Database from 'better-sqlite3';
 import { UsageError } from '../errors.js';
 import { processStartTime } from '../target/process-tree.js';
 import type { FleetJob, FleetOutcome, FleetRecord, FleetTarget, Ruler } from './types.js';
+import { durationKey } from './order.js';
 
 let sqlite: typeof Database | undefined;
 
@@ -282,6 +283,18 @@ export class FleetStore {
   /** True when the job has a record made under `ruler`. */
   hasRecord(jobId: string, ruler: Ruler): boolean {
     return !!this.db.prepare('SELECT 1 FROM records WHERE job_id = ? AND sealmark_version = ? AND methodology_version = ? LIMIT 1').get(jobId, ruler.sealmarkVersion, ruler.methodologyVersion);
+  }
+
+  /**
+   * How long each server's target took the last time it was graded, ms, by order.ts `durationKey`
+   * (any version, any ruler): what fleet/order.ts `longestFirst` orders a re-grade by. Reads only
+   * the three columns it needs.
+   */
+  lastDurations(): Map<string, number> {
+    const out = new Map<string, number>();
+    const rows = this.db.prepare('SELECT server, target, duration_ms FROM records ORDER BY finished_at').iterate() as IterableIterator<{ server: string; target: string; duration_ms: number }>;
+    for (const r of rows) out.set(durationKey({ server: r.server, target: JSON.parse(r.target) as FleetTarget }), r.duration_ms);
+    return out;
   }
 
   /** True when the job has a record that finished at `finishedAt` (ISO 8601): that very record is stored. */

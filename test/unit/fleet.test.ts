@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobId, readTargets, splitWords } from '../../src/fleet/targets.js';
 import { FleetStore } from '../../src/fleet/store.js';
+import { durationKey, longestFirst } from '../../src/fleet/order.js';
 import { RUN_SQLITE, sqliteTitle } from '../helpers/sqlite.js';
 import { listOnlyChecks, outcomeOfReason } from '../../src/fleet/run.js';
 import { FetchLimiter, fetchTokenOf } from '../../src/fleet/fetch-limit.js';
@@ -154,6 +155,24 @@ describe.skipIf(!RUN_SQLITE)(sqliteTitle('store'), () => {
     reader.close();
     again.close();
     expect(() => FleetStore.openReadOnly(join(dir, 'nothing-here'))).toThrow(/no fleet store there/);
+  });
+
+  it('knows how long each server’s target took last time, whatever its version, and a re-grade runs the longest first', () => {
+    const s = FleetStore.open(join(dir, 'store-durations'));
+    const at = (n: number) => new Date(Date.UTC(2026, 11, 1, 0, n)).toISOString();
+    const ids = ['slow-1', 'slow-2', 'quick-1', 'mid-1'];
+    s.upsertJobs(ids.map((id) => ({ job: { id, server: id.split('-')[0]!, version: '1', target: { kind: 'package' as const, entry: 'packages[0]', label: id }, source: 'f' }, spec: { via: 'x' } })));
+    s.complete(record('slow-1', { server: 'slow', durationMs: 50_000, finishedAt: at(1) }));
+    s.complete(record('slow-2', { server: 'slow', version: '2', durationMs: 60_000, finishedAt: at(2) }));
+    s.complete(record('quick-1', { server: 'quick', durationMs: 4_000, finishedAt: at(3) }));
+    s.complete(record('mid-1', { server: 'mid', durationMs: 20_000, finishedAt: at(4) }));
+    const durations = s.lastDurations();
+    s.close();
+    expect(durations.get(durationKey({ server: 'slow', target: { kind: 'package', entry: 'packages[0]', label: 'x' } }))).toBe(60_000);
+    const job = (server: string, entry = 'packages[0]') => ({ job: { server, target: { kind: 'package' as const, entry, label: server } } });
+    // New versions of known servers by last time, longest first; a server never graded first of all.
+    const order = longestFirst([job('quick'), job('mid'), job('new'), job('slow'), job('slow', 'packages[1]')], durations).map((j) => `${j.job.server} ${j.job.target.entry}`);
+    expect(order).toEqual(['new packages[0]', 'slow packages[1]', 'slow packages[0]', 'mid packages[0]', 'quick packages[0]']);
   });
 });
 
