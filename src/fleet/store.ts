@@ -116,7 +116,8 @@ CREATE TABLE IF NOT EXISTS records (
   finished_at TEXT NOT NULL,
   duration_ms INTEGER NOT NULL,
   attempts INTEGER NOT NULL,
-  report TEXT
+  report TEXT,
+  list_only INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS records_job ON records (job_id, sealmark_version, methodology_version);
 CREATE INDEX IF NOT EXISTS records_server ON records (server, version);
@@ -155,6 +156,8 @@ interface RecordRow {
   duration_ms: number;
   attempts: number;
   report: string | null;
+  /** 1 for FleetRecord.listOnly; absent in a store opened read-only that predates the column. */
+  list_only?: number;
 }
 
 /** The store of one folder. Every method is synchronous; errors from SQLite propagate (a broken disk is not a server's fault). */
@@ -184,6 +187,8 @@ export class FleetStore {
     db.pragma('synchronous = FULL');
     db.pragma('foreign_keys = ON');
     db.exec(SCHEMA);
+    // A store made before records had list_only gets the column (0: the records it holds were full audits or graded before remotes were marked).
+    if (!(db.pragma('table_info(records)') as { name: string }[]).some((c) => c.name === 'list_only')) db.exec('ALTER TABLE records ADD COLUMN list_only INTEGER NOT NULL DEFAULT 0');
     const store = new FleetStore(db, dir);
     try {
       store.lock();
@@ -337,8 +342,8 @@ export class FleetStore {
     this.db.transaction(() => {
       this.db
         .prepare(
-          `INSERT INTO records (job_id, server, version, target, sealmark_version, methodology_version, outcome, reason, grade_letter, grade_percent, graded, packs, finished_at, duration_ms, attempts, report)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          `INSERT INTO records (job_id, server, version, target, sealmark_version, methodology_version, outcome, reason, grade_letter, grade_percent, graded, packs, finished_at, duration_ms, attempts, report, list_only)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
         .run(
           record.jobId,
@@ -357,6 +362,7 @@ export class FleetStore {
           record.durationMs,
           record.attempts,
           record.report === null ? null : JSON.stringify(record.report),
+          record.listOnly ? 1 : 0,
         );
       this.db.prepare("UPDATE jobs SET state = 'completed', error = NULL, worker_pid = NULL, worker_start = NULL, work_dir = NULL, updated_at = ? WHERE id = ?").run(now(), record.jobId);
     })();
@@ -442,5 +448,6 @@ function recordOf(r: RecordRow): FleetRecord {
     durationMs: r.duration_ms,
     attempts: r.attempts,
     report: r.report === null ? null : (JSON.parse(r.report) as FleetRecord['report']),
+    ...(r.list_only ? { listOnly: true as const } : {}),
   };
 }

@@ -251,6 +251,8 @@ const PHASE_RANK: Record<string, number> = {
   'oversized-input': 8,
   'two-step-writes': 9,
   'idempotency-key': 9,
+  // protocol-errors' array-params probe, judged once every other gatherer is done.
+  'array-params': 11,
 };
 
 /**

@@ -86,6 +86,8 @@ export async function gatherProtocolErrors(rec: Recorder, timeoutMs: number, ear
     const from = rec.ownCalls.length;
     // A server that is gone and could not be started again gets no probe (as in its turn).
     if (!(await rec.revive())) return;
+    // Its own phase, so that with several instances its calls are numbered after every other (instances.ts renumberCalls).
+    rec.progress({ phase: 'array-params' });
     await finishProtocolErrors(rec, timeoutMs, early);
     run.seqs.push(...rec.ownCalls.slice(from).map((c) => c.seq));
   };

@@ -26,6 +26,11 @@ const NAME_NOT_SENT = 'save_tree: oversized-string not sent: the schema admits i
 const TREE_PROBE = { probes: [{ tool: 'save_tree', arguments: { tree: { label: 'root' } } }] };
 
 /** The single element of `xs` (fails the test when there is not exactly one). */
+/** The seq of protocol-errors' array-params probe (judged after every gatherer), or Infinity. */
+function arrayParamsSeq(r: Report): number {
+  return r.calls.find((c) => c.probe === 'array-params')?.seq ?? Infinity;
+}
+
 function one<T>(xs: T[]): T {
   expect(xs).toHaveLength(1);
   return xs[0] as T;
@@ -221,7 +226,8 @@ describe('hangs_on_big_string.mjs (summarize never answers a text over 100,000 c
       ['deep-object', 'text', 'rejected'],
     ]);
     expect(textOf(calls[1]!)).toBe('Invalid arguments for tool summarize: parameter "text" must be of type string, got array');
-    const live = r.calls.filter((c) => c.probe === 'liveness' && c.seq > calls[2]!.seq);
+    // (protocol-errors' array-params probe and its liveness check are judged after every gatherer.)
+    const live = r.calls.filter((c) => c.probe === 'liveness' && c.seq > calls[2]!.seq && c.seq < arrayParamsSeq(r));
     expect(live.map((c) => [c.tool, c.method, c.reply.kind])).toEqual([['summarize', 'tools/list', 'response']]);
     expect(findingsOf(r, ID, 'not-alive')).toEqual([]);
   });
@@ -247,7 +253,7 @@ describe('clean_limits.mjs (the control)', () => {
     expect(calls[0]!.invalidBecause).toEqual(['/query must NOT have more than 1000 characters']);
     expect(calls[1]!.invalidBecause).toEqual(['/query must be string']);
     expect(depthOf(argsOf(calls[2]!).query)).toBe(DEEP_OBJECT_LEVELS);
-    const live = r.calls.filter((x) => x.probe === 'liveness' && x.seq > calls[2]!.seq);
+    const live = r.calls.filter((x) => x.probe === 'liveness' && x.seq > calls[2]!.seq && x.seq < arrayParamsSeq(r));
     expect(live.map((x) => [x.tool, x.reply.kind])).toEqual([['search_docs', 'response']]);
   });
 

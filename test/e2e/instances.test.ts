@@ -145,6 +145,9 @@ describe.runIf(linux)('an audit of 25 tools, shared among five sandboxed instanc
 
   it('numbers the calls once across the instances, and the transcript lines of each instance say which it is', () => {
     expect(four.calls.map((c) => c.seq)).toEqual(four.calls.map((_, i) => i + 1));
+    // The array-params probe is judged after every other gatherer of every instance, and numbered so.
+    const at = four.calls.findIndex((c) => c.probe === 'array-params');
+    expect(four.calls.slice(at + 1).map((c) => c.probe)).toEqual(['liveness']);
     const lines = linesOf(join(dir, 'four.jsonl'));
     for (const k of [1, 2, 3, 4]) {
       const mine = lines.filter((l) => l.instance === k);

@@ -298,9 +298,12 @@ describe('a server still at work on a call past the hang limit (busy-reader.mjs)
     const over = checkOf(report, 'oversized-input');
     expect(over.findings.map((f) => [f.messageId, f.tool, f.data.param, f.data.what])).toEqual([['no-answer', 'read_paths', 'paths', 'a 100,000-item array']]);
     const calls = report.calls.filter((c) => c.seq > report.calls.find((x) => x.probe === 'oversized-array')!.seq);
+    // Then protocol-errors' array-params probe, judged after every gatherer, and its liveness check.
     expect(calls.map((c) => [c.probe, c.class ?? c.reply.kind])).toEqual([
       ['liveness', 'response'],
       ['deep-object', 'rejected'],
+      ['liveness', 'response'],
+      ['array-params', 'response'],
       ['liveness', 'response'],
     ]);
   });

@@ -165,8 +165,15 @@ describe.skipIf(!RUN_SQLITE)(sqliteTitle('store'), () => {
     s.complete(record('slow-1', { server: 'slow', durationMs: 50_000, finishedAt: at(1) }));
     s.complete(record('slow-2', { server: 'slow', version: '2', durationMs: 60_000, finishedAt: at(2) }));
     s.complete(record('quick-1', { server: 'quick', durationMs: 4_000, finishedAt: at(3) }));
-    s.complete(record('mid-1', { server: 'mid', durationMs: 20_000, finishedAt: at(4) }));
+    s.complete(record('mid-1', { server: 'mid', durationMs: 20_000, finishedAt: at(4), listOnly: true }));
     const durations = s.lastDurations();
+    // A list-only record reads back as one; the others carry no such key.
+    expect(s.records().map((r) => [r.jobId, r.listOnly])).toEqual([
+      ['slow-1', undefined],
+      ['slow-2', undefined],
+      ['quick-1', undefined],
+      ['mid-1', true],
+    ]);
     s.close();
     expect(durations.get(durationKey({ server: 'slow', target: { kind: 'package', entry: 'packages[0]', label: 'x' } }))).toBe(60_000);
     const job = (server: string, entry = 'packages[0]') => ({ job: { server, target: { kind: 'package' as const, entry, label: server } } });
