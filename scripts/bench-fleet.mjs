@@ -11,6 +11,11 @@
  *      process under it (audits, sandboxes, servers), sampled from /proc every 250 ms;
  *  (e) a re-grade of every server at the most --jobs, on that setting's store (as under a new
  *      ruler): the runner starts the jobs longest first, by the durations the store holds;
+ *  (f) a sustained run: the corpus three times over (66 jobs, each copy with data folders of its
+ *      own) at the most --jobs on a fresh store, in the order given: the rate of a first run long
+ *      enough that no single audit sets its end, as over a registry of thousands of servers (a run
+ *      of 22 ends with its slowest audit; server-everything alone takes about a minute); each
+ *      copy's records compared with the reference;
  *  (d) the fetch phase per server, cold (an empty sealmark cache) and warm (the same cache again),
  *      for an npm package served by a loopback registry this script starts (nothing leaves the
  *      machine): the audit of `--package npm:…` next to the audit of the same server by command.
@@ -37,21 +42,30 @@ const work = mkdtempSync(join(tmpdir(), 'sealmark-bench-fleet-'));
 const cleanup = () => rmSync(work, { recursive: true, force: true });
 process.on('exit', cleanup);
 
-/** The corpus as one client config: each server's bin with node (or as is), its own data folder. */
-function corpusConfig() {
+/** Suffix of the server names of the `k`th copy of the corpus (k ≥ 2; the first has none). */
+const COPY = '--copy';
+
+/**
+ * The corpus as one client config: each server's bin with node (or as is), its own data folder;
+ * `copies` times over, the `k`th copy's servers named `<id>--copy<k>` (k ≥ 2), one copy after another.
+ */
+function corpusConfig(copies = 1) {
   const corpus = JSON.parse(readFileSync(join(root, 'test', 'corpus', 'servers.json'), 'utf8'));
   const mcpServers = {};
-  for (const s of corpus.servers) {
-    const dir = join(work, 'data', s.id);
-    mkdirSync(dir, { recursive: true });
-    const fill = (v) => v.replaceAll('{dir}', dir);
-    const bin = join(root, 'node_modules', s.bin);
-    const js = /\.(c|m)?js$/.test(s.bin);
-    mcpServers[s.id] = { command: js ? process.execPath : bin, args: [...(js ? [bin] : []), ...s.args.map(fill)], env: Object.fromEntries(Object.entries(s.env).map(([k, v]) => [k, fill(v)])) };
+  for (let k = 1; k <= copies; k++) {
+    for (const s of corpus.servers) {
+      const name = k === 1 ? s.id : `${s.id}${COPY}${k}`;
+      const dir = join(work, 'data', name);
+      mkdirSync(dir, { recursive: true });
+      const fill = (v) => v.replaceAll('{dir}', dir);
+      const bin = join(root, 'node_modules', s.bin);
+      const js = /\.(c|m)?js$/.test(s.bin);
+      mcpServers[name] = { command: js ? process.execPath : bin, args: [...(js ? [bin] : []), ...s.args.map(fill)], env: Object.fromEntries(Object.entries(s.env).map(([k2, v]) => [k2, fill(v)])) };
+    }
   }
-  const file = join(work, 'corpus.mcp.json');
+  const file = join(work, copies === 1 ? 'corpus.mcp.json' : `corpus-x${copies}.mcp.json`);
   writeFileSync(file, JSON.stringify({ mcpServers }, null, 2));
-  return { file, count: corpus.servers.length };
+  return { file, count: corpus.servers.length * copies };
 }
 
 /** Resident memory (bytes) of `pid` and every process under it, from /proc. */
@@ -198,13 +212,16 @@ async function main() {
     process.stdout.write(`\nsealmark fleet over the real-server corpus (${count} servers, ${cores} cores), one line per setting as it finishes\n`);
     process.stdout.write('setting    wall      recorded  servers/hour  peak MB (tree)  records vs the first setting\n');
   }
-  const row = (label, r) => {
+  const row = (label, r, total = count) => {
     const verdicts = verdictsOf(r.records);
     first ??= verdicts;
-    const diff = firstDifference(first, verdicts);
+    // A copy of the corpus is compared, server by server, with the reference's server of its id.
+    const copies = [...new Set(Object.keys(verdicts).map((k) => Number(k.split(COPY)[1] ?? 1)))];
+    const copyOf = (k) => Object.fromEntries(Object.entries(verdicts).filter(([n]) => Number(n.split(COPY)[1] ?? 1) === k).map(([n, v]) => [n.split(COPY)[0], v]));
+    const diff = copies.map((k) => firstDifference(first, copyOf(k))).find(Boolean);
     const perHour = (r.records.length / r.ms) * 3_600_000;
     best = Math.max(best, perHour);
-    const cells = [label, `${(r.ms / 1000).toFixed(1)} s`, `${r.records.length}/${count}`, perHour.toFixed(0), (r.peak / 1048576).toFixed(0), diff ? `differs: ${diff}` : first === verdicts ? '(reference)' : 'same'];
+    const cells = [label, `${(r.ms / 1000).toFixed(1)} s`, `${r.records.length}/${total}`, perHour.toFixed(0), (r.peak / 1048576).toFixed(0), diff ? `differs: ${diff}` : first === verdicts ? '(reference)' : 'same'];
     process.stdout.write(`${cells.map((c, i) => String(c).padEnd([9, 8, 8, 12, 14, 0][i])).join('  ')}\n`);
   };
   for (const jobs of JOBS) row(`--jobs ${jobs}`, await fleetRun(file, jobs));
@@ -215,8 +232,14 @@ async function main() {
     const names = JSON.parse(readFileSync(join(root, 'test', 'corpus', 'servers.json'), 'utf8')).servers.flatMap((x) => ['--regrade', x.id]);
     row(`re-grade`, await fleetRun(file, most, join(work, `store-${most}`), names));
   }
+  // A first run long enough that no single audit sets its end: the corpus three times over.
+  if (JOBS.length > 0) {
+    const x3 = corpusConfig(3);
+    row('x3 corpus', await fleetRun(x3.file, most, join(work, `store-x3-${most}`)), x3.count);
+  }
   if (JOBS.length > 0) {
     process.stdout.write(`(re-grade: every server again at --jobs ${most} on that setting's store, longest first by the durations it holds)\n`);
+    process.stdout.write(`(x3 corpus: a first run of the corpus three times over at --jobs ${most} on a fresh store, in the order given, each copy compared with the reference)\n`);
     process.stdout.write(`best: ${best.toFixed(0)} servers/hour (target ≥ 1000: ${best >= 1000 ? 'ok' : 'under'}); at that rate 10,000 servers in an hour need ${Math.ceil(10_000 / best)} machines like this one\n`);
   }
   const fetch = await fetchCost();
