@@ -80,9 +80,11 @@ export interface ReportCall {
   /**
    * `response`, `malformed`, `hang` or `exited`. `raw`: the reply as parsed, when there was one and
    * its JSON text fits in 4 KiB; otherwise `rawText`, the first 4,096 characters of that text.
-   * `problem`: what was wrong with a malformed reply. `waitedMs`: how long a hang was waited for.
+   * `problem`: what was wrong with a malformed reply. `waitedMs`: the hang limit a hang was waited
+   * out for (ms); `runDelayMs`: the wall time beyond it that the server or sealmark spent waiting
+   * for a CPU, not counted against the server (absent when none).
    */
-  reply: { kind: string; raw?: unknown; rawText?: string; problem?: string; waitedMs?: number };
+  reply: { kind: string; raw?: unknown; rawText?: string; problem?: string; waitedMs?: number; runDelayMs?: number };
   class?: string;
   leaks?: { pattern: string; line: string }[];
   invalidBecause?: string[];
@@ -363,7 +365,10 @@ function toReportCall(c: ProbeCall): ReportCall {
     if (head.cut) reply.rawText = head.text;
     else reply.raw = r.raw;
     if (r.kind === 'malformed') reply.problem = r.problem;
-  } else if (r.kind === 'hang') reply.waitedMs = r.waitedMs;
+  } else if (r.kind === 'hang') {
+    reply.waitedMs = r.waitedMs;
+    if (r.runDelayMs) reply.runDelayMs = r.runDelayMs;
+  }
   const out: ReportCall = {
     seq: c.seq,
     probe: c.probe,

@@ -38,7 +38,7 @@ const call = z.looseObject({
   tool: str.optional(),
   method: str,
   request: str,
-  reply: z.looseObject({ kind: str, rawText: str.optional(), problem: str.optional(), waitedMs: num.optional() }),
+  reply: z.looseObject({ kind: str, rawText: str.optional(), problem: str.optional(), waitedMs: num.optional(), runDelayMs: num.optional() }),
   class: str.optional(),
   leaks: z.array(z.looseObject({ pattern: str, line: str })).optional(),
   invalidBecause: strings.optional(),

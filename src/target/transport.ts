@@ -18,6 +18,8 @@ export interface AuditTransport extends Transport {
   noiseBytes: number;
   /** The end of the server's stderr (empty for a server reached by URL). */
   readonly stderrText: string;
+  /** The server's process id, for a server sealmark started (absent or null for one reached by URL). */
+  readonly pid?: number | null;
   /** ms since the transport was made. */
   now(): number;
   /** Writes one message as raw text (already tapped by the caller). Never rejects. */

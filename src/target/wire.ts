@@ -8,6 +8,7 @@
  */
 import type { Transport, JSONRPCMessage } from '@modelcontextprotocol/client';
 import { MAX_LINE_BYTES, type ExitInfo } from './stdio-transport.js';
+import { runDelayGrowthMs, sampleRunDelay, type RunDelaySample } from './run-delay.js';
 import type { AuditTransport } from './transport.js';
 
 /** A JSON-RPC error object as received (fields not checked: a server may send anything). */
@@ -22,13 +23,15 @@ export interface WireError {
  * - `response`: a JSON-RPC response with our id; `result` or `error` as sent (never validated).
  * - `malformed`: a response with our id that breaks JSON-RPC (both or neither of result/error,
  *   a non-numeric error code); `problem` says which.
- * - `hang`: nothing within `waitedMs`.
+ * - `hang`: nothing within `waitedMs` (the limit) of the server's time; `runDelayMs`, when present,
+ *   is the time beyond it that the server or sealmark spent waiting for a CPU and that was not
+ *   counted (see {@link WireTransport.request}).
  * - `exited`: the process ended or the connection closed first.
  */
 export type Reply =
   | { kind: 'response'; result?: unknown; error?: WireError; raw: unknown }
   | { kind: 'malformed'; problem: string; raw: unknown }
-  | { kind: 'hang'; waitedMs: number }
+  | { kind: 'hang'; waitedMs: number; runDelayMs?: number }
   | { kind: 'exited'; exit: ExitInfo | null };
 
 /** One request sent and what came back. Times in ms since the session started. */
@@ -49,11 +52,26 @@ interface Pending {
   timer: NodeJS.Timeout;
   /** Sent with raw JSON text spliced in: a parse-error reply (id null) may be its answer. */
   raw: boolean;
-  /** When the hang limit runs out (the transport's clock, ms since the session started). */
+  /**
+   * When the hang limit runs out (the transport's clock, ms since the session started), as far as
+   * is known: the limit after the send, plus the run delay counted so far.
+   */
   deadlineMs: number;
+  /** Adds the run delay that has grown since the send to {@link Pending.deadlineMs} (up to its cap). */
+  extend: () => void;
   /** Gives up on the request as a hang (the timer's own action, run early when a reply is late). */
   expire: () => void;
 }
+
+/**
+ * A run-delay sample younger than this (ms) is reused as the start of a new request: requests come
+ * by the hundred, a sample reads a few dozen /proc files, and an older start can only overstate
+ * the delay by what grew in this window.
+ */
+const BASELINE_REUSE_MS = 100;
+
+/** A later deadline nearer than this (ms) is not worth another timer: the request is a hang. */
+const MIN_EXTENSION_MS = 20;
 
 /** Options of {@link WireTransport.request}. */
 export interface RequestOptions {
@@ -116,6 +134,7 @@ export class WireTransport implements Transport {
   /** The `_meta` envelope the Client attached to its requests (2026-07-28 era); reused on ours. */
   envelope: Record<string, unknown> | undefined;
   private closedFlag = false;
+  private lastRunDelay: { atMs: number; sample: RunDelaySample } | undefined;
 
   constructor(readonly inner: AuditTransport) {
     // The SDK treats a transport with `stderr` and `pid` as stdio-shaped during negotiation; only
@@ -208,7 +227,9 @@ export class WireTransport implements Transport {
       const p = typeof m.id === 'number' ? this.pending.get(m.id) : undefined;
       // A reply read after the hang limit ran out is late even when the limit's timer has not run
       // yet: on a loaded machine the event loop can wake with both due, and reads the reply first.
-      // The limit is the same on every machine, so an operation as long as the limit is a hang.
+      // The limit is the same on every machine, so an operation as long as the limit is a hang;
+      // the time spent waiting for a CPU is first added to it, as the timer does.
+      if (p && this.inner.now() >= p.deadlineMs) p.extend();
       if (p && this.inner.now() >= p.deadlineMs) p.expire();
       else if (p) {
         this.settle(m.id as number, readResponse(m));
@@ -273,6 +294,12 @@ export class WireTransport implements Transport {
    * Sends one request and waits up to `timeoutMs` (ms) for its reply. `params` go out exactly as
    * given (only the 2026-07-28 `_meta` envelope is merged in when the era needs it); see
    * {@link RequestOptions} for raw text and early abandon. Never rejects.
+   *
+   * The limit is the server's time, not the machine's: when it runs out, the wait goes on by the
+   * growth since the send of the run-queue delay of the server's process tree or of sealmark's own
+   * thread (see {@link sampleRunDelay}), at most `timeoutMs` more. On a quiet machine that growth is
+   * nil and the limit is plain wall time; on a loaded one a tool that computes for 3 s is judged as
+   * if the machine were quiet, and one that sleeps or waits forever still hangs at `timeoutMs`.
    */
   async request(method: string, params: unknown, timeoutMs: number, opts: RequestOptions = {}): Promise<Exchange> {
     const id = this.nextId++;
@@ -290,7 +317,10 @@ export class WireTransport implements Transport {
     if (this.closedFlag) {
       return { id, method, params, sent, reply: { kind: 'exited', exit: this.inner.exit }, startedAtMs, durationMs: 0 };
     }
+    const baseline = this.runDelay(BASELINE_REUSE_MS);
     const reply = await new Promise<Reply>((resolve) => {
+      // The run delay added to the limit so far (ms), at most the limit itself.
+      let countedMs = 0;
       const giveUp = (waitedMs: number) => {
         if (!this.pending.has(id)) return;
         this.pending.delete(id);
@@ -298,28 +328,43 @@ export class WireTransport implements Transport {
         this.abandoned.add(id);
         if (opts.splice) this.abandonedRaw.push(id);
         opts.signal?.removeEventListener('abort', onAbort);
-        resolve({ kind: 'hang', waitedMs });
+        resolve(countedMs > 0 ? { kind: 'hang', waitedMs, runDelayMs: countedMs } : { kind: 'hang', waitedMs });
         // Tell the server to stop working on it, as the MCP lifecycle asks of a client that gives up.
         void this.notify('notifications/cancelled', { requestId: id, reason: 'sealmark: hang limit reached' });
       };
       const onAbort = () => {
-        clearTimeout(timer);
+        clearTimeout(entry.timer);
         giveUp(this.inner.now() - startedAtMs);
       };
-      const timer = setTimeout(() => giveUp(timeoutMs), timeoutMs);
-      this.pending.set(id, {
+      // At the limit: wait on by the time the server (or sealmark) spent waiting for a CPU since the
+      // send, and again for what grew meanwhile, until no more has grown or the cap is reached.
+      const onLimit = () => {
+        if (!this.pending.has(id)) return;
+        entry.extend();
+        const left = entry.deadlineMs - this.inner.now();
+        if (left >= MIN_EXTENSION_MS) entry.timer = setTimeout(onLimit, left);
+        else giveUp(timeoutMs);
+      };
+      const entry: Pending = {
         resolve: (r) => {
           opts.signal?.removeEventListener('abort', onAbort);
           resolve(r);
         },
-        timer,
+        timer: setTimeout(onLimit, timeoutMs),
         raw: opts.splice !== undefined,
         deadlineMs: startedAtMs + timeoutMs,
+        extend: () => {
+          const grown = Math.min(timeoutMs, runDelayGrowthMs(baseline, this.runDelay(0)));
+          if (grown <= countedMs) return;
+          countedMs = grown;
+          entry.deadlineMs = startedAtMs + timeoutMs + grown;
+        },
         expire: () => {
-          clearTimeout(timer);
+          clearTimeout(entry.timer);
           giveUp(timeoutMs);
         },
-      });
+      };
+      this.pending.set(id, entry);
       if (opts.signal?.aborted) onAbort();
       else opts.signal?.addEventListener('abort', onAbort, { once: true });
       const at = this.inner.now();
@@ -336,6 +381,18 @@ export class WireTransport implements Transport {
     if (withMeta !== undefined) message.params = withMeta;
     await this.inner.send(message as JSONRPCMessage).catch(() => {});
     return JSON.stringify(message);
+  }
+
+  /**
+   * The run delay of the server's process tree and of this thread (see {@link sampleRunDelay}),
+   * reusing the last sample when it is at most `maxAgeMs` old.
+   */
+  private runDelay(maxAgeMs: number): RunDelaySample {
+    const now = this.inner.now();
+    if (this.lastRunDelay && now - this.lastRunDelay.atMs <= maxAgeMs) return this.lastRunDelay.sample;
+    const sample = sampleRunDelay(this.inner.pid);
+    this.lastRunDelay = { atMs: now, sample };
+    return sample;
   }
 
   private withEnvelope(params: unknown): unknown {

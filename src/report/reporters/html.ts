@@ -258,7 +258,10 @@ function call(seq: number, c: ReportCall | undefined): Html {
 }
 
 function reply(r: ReportCall['reply']): string {
-  if (r.kind === 'hang') return `no reply (hang)${r.waitedMs !== undefined ? ` after ${r.waitedMs} ms` : ''}`;
+  if (r.kind === 'hang') {
+    const cpu = r.runDelayMs ? ` (and ${r.runDelayMs} ms more that it waited for a CPU)` : '';
+    return `no reply (hang)${r.waitedMs !== undefined ? ` after ${r.waitedMs} ms${cpu}` : ''}`;
+  }
   if (r.kind === 'exited') return 'no reply: the server exited';
   const problem = r.problem ? `malformed: ${r.problem}\n` : '';
   if (r.rawText !== undefined) return `${problem}${r.rawText}… (cut at 4,096 characters)`;

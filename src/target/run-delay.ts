@@ -1,0 +1,81 @@
+/**
+ * Run-queue delay: how long a task was ready to run but waited for a CPU. Linux keeps it per task
+ * in `/proc/<pid>/task/<tid>/schedstat`, whose second field is the delay in ns since the task began
+ * (kernel Documentation/scheduler/sched-stats.rst, "/proc/<pid>/schedstat").
+ *
+ * The hang limit is wall time (SPEC section 3 step 3). On a quiet machine that is the server's own
+ * time; on a loaded one (a fleet run at `--jobs 8` on 2 cores) a tool that computes for 3 s can
+ * take 12 s of wall time, most of it waiting for a CPU. The wire subtracts the growth of this
+ * delay from the time a request has waited, so that one server gets the same verdict on a quiet
+ * machine and a busy one (see {@link WireTransport.request}).
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** Task key (`pid/tid`, or `self` for the thread running sealmark's wire) → run delay in ns. */
+export type RunDelaySample = Map<string, number>;
+
+/** Processes looked at in one sample at most: a server tree is a handful; a fork bomb is not worth reading. */
+const MAX_PROCESSES = 64;
+
+/** The run delay (ns) in a schedstat line (`<on-cpu ns> <run-delay ns> <timeslices>`), or undefined. */
+function delayOf(path: string): number | undefined {
+  try {
+    const n = Number(readFileSync(path, 'utf8').split(' ')[1]);
+    return Number.isFinite(n) ? n : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The run delay of every thread of process `rootPid` and of all its descendants (found through
+ * `/proc/<pid>/task/<tid>/children`, not a walk of all /proc), and of the calling thread (`self`,
+ * the thread that reads replies and runs the hang timer). Empty where /proc has no schedstat (not
+ * Linux, or a kernel without schedstats); a process that ends while it is read is left out.
+ * `rootPid` undefined or null reads only `self` (a server reached by URL).
+ */
+export function sampleRunDelay(rootPid: number | null | undefined): RunDelaySample {
+  const out: RunDelaySample = new Map();
+  if (process.platform !== 'linux') return out;
+  const self = delayOf('/proc/thread-self/schedstat');
+  if (self === undefined) return out;
+  out.set('self', self);
+  const queue = rootPid ? [rootPid] : [];
+  for (let i = 0; i < queue.length && i < MAX_PROCESSES; i++) {
+    const pid = queue[i]!;
+    let tids: string[];
+    try {
+      tids = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue;
+    }
+    for (const tid of tids) {
+      const d = delayOf(`/proc/${pid}/task/${tid}/schedstat`);
+      if (d !== undefined) out.set(`${pid}/${tid}`, d);
+      try {
+        for (const c of readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').split(' ')) if (c) queue.push(Number(c));
+      } catch {
+        // The thread ended between the listing and this read.
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * How much the run delay grew between two samples, in ms: the largest growth of any one task
+ * (a task absent from `from` started since, and all of its delay is new). The largest, not the sum:
+ * threads wait side by side, so the sum could exceed the time that passed; the most delayed task
+ * is the least the work was held up by. 0 when either sample is empty.
+ */
+export function runDelayGrowthMs(from: RunDelaySample, to: RunDelaySample): number {
+  if (from.size === 0 || to.size === 0) return 0;
+  let most = 0;
+  for (const [task, ns] of to) {
+    const before = from.get(task);
+    // A smaller figure is a reused pid/tid: a new task, all of whose delay is new.
+    const grew = before === undefined || before > ns ? ns : ns - before;
+    if (grew > most) most = grew;
+  }
+  return Math.floor(most / 1e6);
+}

@@ -1,0 +1,46 @@
+/**
+ * Run-delay samples (src/target/run-delay.ts): the growth the wire adds to a hang limit is the
+ * largest growth of one task, counts a task that started since in full, and is nil without data.
+ */
+import { spawn } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { runDelayGrowthMs, sampleRunDelay } from '../../src/target/run-delay.js';
+
+const ms = (n: number) => n * 1e6;
+
+describe('runDelayGrowthMs', () => {
+  it('is the largest growth of any one task, in whole ms, not the sum', () => {
+    const from = new Map([['self', ms(5)], ['10/10', ms(100)], ['10/11', ms(7)]]);
+    const to = new Map([['self', ms(6)], ['10/10', ms(900.6)], ['10/11', ms(407)]]);
+    expect(runDelayGrowthMs(from, to)).toBe(800);
+  });
+
+  it('counts all of the delay of a task that started since, or whose id was reused', () => {
+    const from = new Map([['self', 0], ['10/10', ms(500)]]);
+    expect(runDelayGrowthMs(from, new Map([['self', 0], ['10/10', ms(500)], ['10/12', ms(250)]]))).toBe(250);
+    expect(runDelayGrowthMs(from, new Map([['self', 0], ['10/10', ms(40)]]))).toBe(40);
+  });
+
+  it('is 0 when a sample is empty (not Linux, no schedstat)', () => {
+    expect(runDelayGrowthMs(new Map(), new Map([['self', ms(50)]]))).toBe(0);
+    expect(runDelayGrowthMs(new Map([['self', 0]]), new Map())).toBe(0);
+  });
+});
+
+describe.skipIf(process.platform !== 'linux')('sampleRunDelay', () => {
+  it('reads this thread alone without a pid, and a child and its grandchild through their parents', async () => {
+    expect([...sampleRunDelay(null).keys()]).toEqual(['self']);
+    const child = spawn('sh', ['-c', 'sleep 30 & wait'], { stdio: 'ignore' });
+    try {
+      let pids = new Set<string>();
+      for (let i = 0; i < 100 && pids.size < 2; i++) {
+        await new Promise((r) => setTimeout(r, 20));
+        pids = new Set([...sampleRunDelay(child.pid).keys()].filter((k) => k !== 'self').map((k) => k.split('/')[0]!));
+      }
+      expect(pids.has(String(child.pid))).toBe(true);
+      expect(pids.size).toBe(2);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+});
