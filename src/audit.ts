@@ -255,6 +255,9 @@ async function auditSpec(
     const source = locateSource(display, options.cwd ?? process.cwd(), config.source, []);
     return redactor.value(buildReport({ target, isolation: sandbox?.isolation, config, artifacts, results: judgeAll(enabled, artifacts, replay), startedAt: started, source }));
   }
+  // Later starts (restarts, instances) go on in the same transcript; a server that died on the
+  // server/discover probe is not probed again (it would die again, and take a start more each time).
+  const laterOpen = { ...openOptions, appendTranscript: true, ...(opened.handshake.diedOnProbe ? { legacyOnly: true } : {}) };
   const makeInstance = (session: Session, box: Sandbox | undefined, instance: number, share?: InstanceShare): Recorder => {
     // The next call of a listed tool ends the late window of the last watched call (SPEC section
     // 3): a ping, a tools/list or a protocol probe runs no tool, so what arrives meanwhile is still late.
@@ -278,7 +281,7 @@ async function auditSpec(
         box.freshStart();
       }
       const again = instance > 0 && instanceSpec && box ? instanceSpec(box) : spec;
-      const next = await Session.open(again, { ...openOptions, appendTranscript: true, ...(instance > 0 ? { instance } : {}) });
+      const next = await Session.open(again, { ...laterOpen, ...(instance > 0 ? { instance } : {}) });
       if (next instanceof Session) next.onRequest = closeWindow;
       box?.endStart();
       return next;
@@ -406,7 +409,7 @@ async function auditSpec(
       const box = Sandbox.create(config.sandbox);
       extras.push({ sandbox: box, instance: i });
       options.onProgress?.({ phase: `starting instance ${i + 1} of ${count}`, calls: first.calls.length });
-      const s = await Session.open(instanceSpec!(box), { ...openOptions, appendTranscript: true, instance: i });
+      const s = await Session.open(instanceSpec!(box), { ...laterOpen, instance: i });
       let why = s instanceof Session ? undefined : s.message;
       const listing = s instanceof Session ? await s.listTools(hangMs) : undefined;
       box.endStart();

@@ -30,6 +30,12 @@ export interface HandshakeInfo {
   rawReply: unknown;
   /** The raw reply to `initialize` when one was sent (after a refused `server/discover`, it differs from `rawReply`). */
   initReply?: unknown;
+  /**
+   * True when the first process exited on the `server/discover` probe without answering anything,
+   * and this session is a second start that spoke the initialize handshake only. Later starts of
+   * the same server (restarts, instances) then skip the probe ({@link OpenOptions.legacyOnly}).
+   */
+  diedOnProbe?: boolean;
 }
 
 /** Why a target could not be audited (exit code 3, SPEC section 2). */
@@ -81,6 +87,11 @@ export interface OpenOptions {
   appendTranscript?: boolean;
   /** The server instance this session is (`--instances`): its transcript lines say `"instance": n`. */
   instance?: number;
+  /**
+   * Speak the initialize handshake only, without the `server/discover` probe: for a later start of
+   * a server whose first start died on the probe ({@link HandshakeInfo.diedOnProbe}).
+   */
+  legacyOnly?: boolean;
 }
 
 /** One tools/list page request and its exchange. */
@@ -114,7 +125,7 @@ export class Session {
   static async open(target: StdioTargetSpec | HttpTargetSpec, options: OpenOptions): Promise<Session | OpenFailure> {
     // One transcript across attempts, so a restart does not erase the first exchange.
     const transcript = new Transcript(options.transcriptPath, options.redactor, options.appendTranscript === true, options.instance);
-    const first = await Session.attempt(target, options, 'auto', transcript);
+    const first = await Session.attempt(target, options, options.legacyOnly ? 'legacy' : 'auto', transcript);
     if (first instanceof Session) return first;
     let result: Session | Attempted = first;
     if (first.retry === 'sse') {
@@ -129,6 +140,7 @@ export class Session {
       // Some legacy servers exit on any request before initialize; the probe cost them their life.
       // Start a fresh process and speak the initialize handshake only.
       result = await Session.attempt(target, options, 'legacy', transcript);
+      if (result instanceof Session) result.handshake.diedOnProbe = true;
     } else if (first.retry === 'manual') {
       // The server answered initialize with a result the official client refuses (a version it does
       // not know, no serverInfo): sealmark completes the handshake itself, so that handshake can
@@ -236,8 +248,13 @@ export class Session {
       if (transport.exit || wire.closed) {
         const e = transport.exit;
         const how = e ? (e.signal ? `signal ${e.signal}` : `code ${e.code}`) : 'closed';
-        const onlyProbed = sentMethods.every((m) => m === 'server/discover');
-        return failWith('exited-during-init', `the server exited during the handshake (${how})`, how, mode === 'auto' && onlyProbed ? 'legacy' : undefined);
+        // An exit before any answer may be the probe's doing, even where initialize went out
+        // too: a server slow to start (rmcp servers under load) reads the probe only after the
+        // SDK has waited it out and sent initialize, then exits on it (rmcp: "expect initialized
+        // request, but received ... server/discover"). A fresh start that hears initialize
+        // first tells; a server that exits whatever it is sent fails that start too.
+        const unanswered = rawReply === undefined && sentMethods.includes('server/discover');
+        return failWith('exited-during-init', `the server exited during the handshake (${how})`, how, mode === 'auto' && unanswered ? 'legacy' : undefined);
       }
       if (/timed? ?out/i.test(outcome.message)) return failWith('init-timeout', `no reply to the handshake within ${seconds}`, seconds);
       const detail = outcome.message.slice(0, 300);

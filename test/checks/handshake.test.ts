@@ -2,10 +2,15 @@
  * handshake against real fixture servers (SPEC sections 2, 3 and 5; case C11): noise on stdout,
  * empty and failed listings, exits, silence, spawn failures, pagination and both protocol eras.
  */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { INVALID_PROBES } from '../../src/checks/robust-input.js';
 import { describe, expect, it } from 'vitest';
 import { audit } from '../../src/audit.js';
-import { auditFixture, checkOf, findingsOf, graded, LATER_PACKS_OFF } from '../helpers/run.js';
+import { configRegistry } from '../../src/config/defaults.js';
+import { parseConfig } from '../../src/config/schema.js';
+import { auditFixture, checkOf, findingsOf, fixtureCommand, graded, LATER_PACKS_OFF } from '../helpers/run.js';
 
 /** Only the handshake matters here; robust-input stays on where the brief asks for a completed audit. */
 const QUICK = { checks: { ...LATER_PACKS_OFF, 'protocol-errors': { enabled: false } } };
@@ -102,6 +107,37 @@ describe('listing and negotiation', () => {
     expect(r.protocol).toMatchObject({ version: '2025-11-25', era: 'legacy', server: { name: 'exits-on-discover' } });
     expect(checkOf(r, 'handshake').verdict).toBe('pass');
     expect(checkOf(r, 'robust-input').verdict).toBe('pass');
+  });
+
+  // Seen in a fleet run at --jobs 8: temporal-cortex (rmcp 1.1.1) took longer to start than the
+  // probe's wait, read server/discover after initialize had gone out too, and exited; it was
+  // graded F for a server that could not be started again, where alone it gets B.
+  it('a legacy server too slow to read the probe in time is started again too', async () => {
+    // timeout_init_sec 4: the probe is waited for 2 s, the process reads nothing for 2.5 s.
+    const r = await auditFixture('exits-on-discover.mjs', { ...QUICK, timeout_init_sec: 4 }, ['--start-delay-ms', '2500']);
+    expect(r.status).toBe('audited');
+    expect(r.protocol).toMatchObject({ version: '2025-11-25', era: 'legacy', server: { name: 'exits-on-discover' } });
+    expect(checkOf(r, 'handshake').verdict).toBe('pass');
+    expect(checkOf(r, 'robust-input').verdict).toBe('pass');
+    expect((r.restarts ?? []).filter((x) => !x.ok)).toEqual([]);
+  });
+
+  it('a server that died on the probe is not probed again when it is started again', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sealmark-probe-'));
+    try {
+      const transcriptPath = join(dir, 't.jsonl');
+      const { command, args } = fixtureCommand('exits-on-discover.mjs');
+      const r = await audit({ command, args: [...args, '--crash-tool'], config: parseConfig(QUICK, configRegistry()), transcriptPath });
+      // The crash tool ended the process at least once, and it came back every time.
+      expect(r.restarts?.length).toBeGreaterThan(0);
+      expect(r.restarts!.every((x) => x.ok)).toBe(true);
+      const sent = readFileSync(transcriptPath, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { dir: string; message: { method?: string } }).filter((l) => l.dir === 'send').map((l) => l.message.method);
+      // One probe, on the first start; every start after it (restarts, instances) speaks initialize first.
+      expect(sent.filter((m) => m === 'server/discover')).toHaveLength(1);
+      expect(sent.filter((m) => m === 'initialize').length).toBeGreaterThanOrEqual(1 + r.restarts!.length);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('paginated.mjs: follows nextCursor over 3 pages to all 5 tools', async () => {
