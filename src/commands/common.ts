@@ -95,5 +95,7 @@ export function targetOf(
     return { url: opts.url, headers: parseHeaders(opts.header), ...(opts.bearerTokenEnv !== undefined ? { bearerTokenEnv: opts.bearerTokenEnv } : {}) };
   }
   if (opts.header?.length || opts.bearerTokenEnv !== undefined) throw new UsageError('--header and --bearer-token-env go with --url');
+  // A URL where the command goes would fail as "command not found": say what was meant instead.
+  if (command.length === 1 && /^https?:\/\//i.test(command[0]!)) throw new UsageError(`${command[0]} is a URL, not a command: give it as --url ${command[0]}`);
   return { command: requireCommand(command, usage) };
 }

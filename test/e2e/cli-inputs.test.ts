@@ -37,6 +37,16 @@ describe('paths are checked before the server starts', () => {
   });
 });
 
+describe('a URL where the command goes', () => {
+  it('audit and call say to give it as --url (exit 2), not "command not found"', async () => {
+    for (const cmd of ['audit', 'call']) {
+      const r = await sh(`${sm} ${cmd} http://127.0.0.1:9/mcp`);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('sealmark: http://127.0.0.1:9/mcp is a URL, not a command: give it as --url http://127.0.0.1:9/mcp');
+    }
+  });
+});
+
 describe('config files that attack the parser', () => {
   it('a YAML alias bomb is a config error (exit 2), not a crash', async () => {
     const d = temp();
