@@ -79,3 +79,22 @@ export function runDelayGrowthMs(from: RunDelaySample, to: RunDelaySample): numb
   }
   return Math.floor(most / 1e6);
 }
+
+/**
+ * Share of a limit that run delay must pass before any of it is added to the limit (0.05: 500 ms
+ * of a 10 s limit). A call that sleeps through the limit (server-everything's long-running
+ * operation, exactly 10 s) accrues tens of ms of run delay on a loaded machine as its timers wake;
+ * counted, that would make it answered or a hang by a few ms either way. Computing for seconds
+ * beside other jobs accrues seconds, and is what the allowance is for.
+ */
+export const RUN_DELAY_FLOOR_SHARE = 0.05;
+
+/**
+ * How much longer than `limitMs` (ms) to wait for a reply, given run-delay samples taken when the
+ * wait began and now: the growth ({@link runDelayGrowthMs}) less {@link RUN_DELAY_FLOOR_SHARE} of
+ * the limit, at most the limit itself. 0 on a quiet machine and where there is no schedstat.
+ */
+export function limitExtensionMs(limitMs: number, from: RunDelaySample, to: RunDelaySample): number {
+  const counted = runDelayGrowthMs(from, to) - Math.ceil(limitMs * RUN_DELAY_FLOOR_SHARE);
+  return Math.max(0, Math.min(limitMs, counted));
+}

@@ -8,7 +8,7 @@
  */
 import type { Transport, JSONRPCMessage } from '@modelcontextprotocol/client';
 import { MAX_LINE_BYTES, type ExitInfo } from './stdio-transport.js';
-import { runDelayGrowthMs, sampleRunDelay, type RunDelaySample } from './run-delay.js';
+import { limitExtensionMs, sampleRunDelay, type RunDelaySample } from './run-delay.js';
 import type { AuditTransport } from './transport.js';
 
 /** A JSON-RPC error object as received (fields not checked: a server may send anything). */
@@ -300,9 +300,10 @@ export class WireTransport implements Transport {
    *
    * The limit is the server's time, not the machine's: when it runs out, the wait goes on by the
    * growth since the send of the run-queue delay of the server's process tree or of sealmark's own
-   * thread (see {@link sampleRunDelay}), at most `timeoutMs` more. On a quiet machine that growth is
-   * nil and the limit is plain wall time; on a loaded one a tool that computes for 3 s is judged as
-   * if the machine were quiet, and one that sleeps or waits forever still hangs at `timeoutMs`.
+   * thread (see {@link sampleRunDelay}, {@link limitExtensionMs}: less a floor of 5 % of the limit,
+   * at most `timeoutMs` more). On a quiet machine nothing is added and the limit is plain wall
+   * time; on a loaded one a tool that computes for 3 s is judged as if the machine were quiet, and
+   * one that sleeps through the limit or waits forever still hangs at `timeoutMs`.
    */
   async request(method: string, params: unknown, timeoutMs: number, opts: RequestOptions = {}): Promise<Exchange> {
     const id = this.nextId++;
@@ -357,7 +358,7 @@ export class WireTransport implements Transport {
         raw: opts.splice !== undefined,
         deadlineMs: startedAtMs + timeoutMs,
         extend: () => {
-          const grown = Math.min(timeoutMs, runDelayGrowthMs(baseline, this.runDelay(0)));
+          const grown = limitExtensionMs(timeoutMs, baseline, this.runDelay(0));
           if (grown <= countedMs) return;
           countedMs = grown;
           entry.deadlineMs = startedAtMs + timeoutMs + grown;
@@ -393,7 +394,7 @@ export class WireTransport implements Transport {
     while (!came()) {
       if (this.closedFlag) return false;
       if (this.inner.now() >= deadlineMs) {
-        deadlineMs = startedAtMs + timeoutMs + Math.min(timeoutMs, runDelayGrowthMs(baseline, this.runDelay(0)));
+        deadlineMs = startedAtMs + timeoutMs + limitExtensionMs(timeoutMs, baseline, this.runDelay(0));
         if (this.inner.now() >= deadlineMs) return false;
       }
       await new Promise((r) => setTimeout(r, LATE_POLL_MS));

@@ -4,7 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { runDelayGrowthMs, sampleRunDelay } from '../../src/target/run-delay.js';
+import { limitExtensionMs, runDelayGrowthMs, sampleRunDelay } from '../../src/target/run-delay.js';
 
 const ms = (n: number) => n * 1e6;
 
@@ -24,6 +24,26 @@ describe('runDelayGrowthMs', () => {
   it('is 0 when a sample is empty (not Linux, no schedstat)', () => {
     expect(runDelayGrowthMs(new Map(), new Map([['self', ms(50)]]))).toBe(0);
     expect(runDelayGrowthMs(new Map([['self', 0]]), new Map())).toBe(0);
+  });
+});
+
+describe('limitExtensionMs', () => {
+  const at = (n: number) => new Map([['self', 0], ['10/10', ms(n)]]);
+  const zero = at(0);
+
+  it('adds nothing for the run delay of a call that sleeps through the limit (under 5 % of it)', () => {
+    expect(limitExtensionMs(10_000, zero, at(40))).toBe(0);
+    expect(limitExtensionMs(10_000, zero, at(500))).toBe(0);
+  });
+
+  it('adds what grew past the floor, and at most the limit itself', () => {
+    expect(limitExtensionMs(10_000, zero, at(8_000))).toBe(7_500);
+    expect(limitExtensionMs(10_000, zero, at(30_000))).toBe(10_000);
+    expect(limitExtensionMs(1_500, zero, at(1_000))).toBe(925);
+  });
+
+  it('adds nothing without samples', () => {
+    expect(limitExtensionMs(10_000, new Map(), new Map())).toBe(0);
   });
 });
 

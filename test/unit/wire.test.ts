@@ -82,7 +82,8 @@ describe('WireTransport.request', () => {
   it('keeps a reply after the hang limit as a late answer, not a stray', async () => {
     const { w, inner } = wire();
     const ex = await w.request('tools/call', { name: 'slow' }, 30);
-    expect(ex.reply).toEqual({ kind: 'hang', waitedMs: 30 });
+    // (runDelayMs may be added: this thread's own wait for a CPU, on a loaded machine.)
+    expect(ex.reply).toMatchObject({ kind: 'hang', waitedMs: 30 });
     // The wire told the server it gave up.
     expect(JSON.parse(inner.lines[1]!)).toMatchObject({ method: 'notifications/cancelled', params: { requestId: ex.id } });
     const late = { jsonrpc: '2.0', id: ex.id, result: { content: [] } };
