@@ -81,7 +81,7 @@ export interface ReportCall {
    * `response`, `malformed`, `hang` or `exited`. `raw`: the reply as parsed, when there was one and
    * its JSON text fits in 4 KiB; otherwise `rawText`, the first 4,096 characters of that text.
    * `problem`: what was wrong with a malformed reply. `waitedMs`: the hang limit a hang was waited
-   * out for (ms); `runDelayMs`: the wall time beyond it that the server or sealmark spent waiting
+   * out for (ms); `runDelayMs`: the wall time beyond it that the server's threads spent waiting
    * for a CPU, not counted against the server (absent when none).
    */
   reply: { kind: string; raw?: unknown; rawText?: string; problem?: string; waitedMs?: number; runDelayMs?: number };

@@ -11,7 +11,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 
-/** Task key (`pid/tid`, or `self` for the thread running sealmark's wire) → run delay in ns. */
+/** Task key (`pid/tid`) → run delay in ns. */
 export type RunDelaySample = Map<string, number>;
 
 /** Processes looked at in one sample at most: a server tree is a handful; a fork bomb is not worth reading. */
@@ -29,18 +29,17 @@ function delayOf(path: string): number | undefined {
 
 /**
  * The run delay of every thread of process `rootPid` and of all its descendants (found through
- * `/proc/<pid>/task/<tid>/children`, not a walk of all /proc), and of the calling thread (`self`,
- * the thread that reads replies and runs the hang timer). Empty where /proc has no schedstat (not
- * Linux, or a kernel without schedstats); a process that ends while it is read is left out.
- * `rootPid` undefined or null reads only `self` (a server reached by URL).
+ * `/proc/<pid>/task/<tid>/children`, not a walk of all /proc). Empty where /proc has no schedstat
+ * (not Linux, a kernel without schedstats), and for `rootPid` undefined or null (a server reached
+ * by URL); a process that ends while it is read is left out.
+ *
+ * sealmark's own thread is not counted: it is busy with the other instances' calls, and its waits
+ * would stretch the limit of a call that merely sleeps (a reply read late was always a hang).
  */
 export function sampleRunDelay(rootPid: number | null | undefined): RunDelaySample {
   const out: RunDelaySample = new Map();
-  if (process.platform !== 'linux') return out;
-  const self = delayOf('/proc/thread-self/schedstat');
-  if (self === undefined) return out;
-  out.set('self', self);
-  const queue = rootPid ? [rootPid] : [];
+  if (process.platform !== 'linux' || !rootPid) return out;
+  const queue = [rootPid];
   for (let i = 0; i < queue.length && i < MAX_PROCESSES; i++) {
     const pid = queue[i]!;
     let tids: string[];

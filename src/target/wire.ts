@@ -24,7 +24,7 @@ export interface WireError {
  * - `malformed`: a response with our id that breaks JSON-RPC (both or neither of result/error,
  *   a non-numeric error code); `problem` says which.
  * - `hang`: nothing within `waitedMs` (the limit) of the server's time; `runDelayMs`, when present,
- *   is the time beyond it that the server or sealmark spent waiting for a CPU and that was not
+ *   is the time beyond it that the server's threads spent waiting for a CPU and that was not
  *   counted (see {@link WireTransport.request}).
  * - `exited`: the process ended or the connection closed first.
  */
@@ -303,8 +303,7 @@ export class WireTransport implements Transport {
    * {@link RequestOptions} for raw text and early abandon. Never rejects.
    *
    * The limit is the server's time, not the machine's: when it runs out, the wait goes on by the
-   * growth since the send of the run-queue delay of the server's process tree or of sealmark's own
-   * thread (see {@link sampleRunDelay}, {@link limitExtensionMs}: less a floor of 5 % of the limit,
+   * growth since the send of the run-queue delay of the server's process tree (see {@link sampleRunDelay}, {@link limitExtensionMs}: less a floor of 5 % of the limit,
    * at most `timeoutMs` more). On a quiet machine nothing is added and the limit is plain wall
    * time; on a loaded one a tool that computes for 3 s is judged as if the machine were quiet, and
    * one that sleeps through the limit or waits forever still hangs at `timeoutMs`.
@@ -344,7 +343,7 @@ export class WireTransport implements Transport {
         clearTimeout(entry.timer);
         giveUp(this.inner.now() - startedAtMs);
       };
-      // At the limit: wait on by the time the server (or sealmark) spent waiting for a CPU since the
+      // At the limit: wait on by the time the server's threads spent waiting for a CPU since the
       // send, and again for what grew meanwhile, until no more has grown or the cap is reached.
       const onLimit = () => {
         if (!this.pending.has(id)) return;
