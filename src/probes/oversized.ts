@@ -153,14 +153,6 @@ export async function gatherOversized(rec: Recorder, tools: ListedTool[], config
             run.stopped = { reason: 'server-gone', notReached: rest };
             return run;
           }
-        } else if (rec.session.wire.unanswered(call.exchange.id)) {
-          // Alive, but still at work on the value (its answer did not come within the wait): on a
-          // loaded machine server-filesystem takes a minute over 100,000 paths. The next probe goes
-          // to a fresh start of the server, so that it is judged on its own whatever the load.
-          if (!(await rec.revive(true, `still at work on the ${p.probe} call to ${tool.name}`))) {
-            run.stopped = { reason: 'server-gone', notReached: rest };
-            return run;
-          }
         }
       }
     }

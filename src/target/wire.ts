@@ -130,10 +130,6 @@ export class WireTransport implements Transport {
   get abandonedCount(): number {
     return this.abandoned.size;
   }
-  /** True while request `id` is one sealmark stopped waiting for and no answer to it has come. */
-  unanswered(id: number): boolean {
-    return this.abandoned.has(id);
-  }
   /** Late answers (see {@link WireTransport.lateResponses}) past the line limit, dropped unread. */
   readonly lateOversized: { atMs: number; id: number; bytes: number }[] = [];
   /** Set by the session once the SDK client has finished the handshake; from then on every response is the wire's. */
@@ -390,7 +386,7 @@ export class WireTransport implements Transport {
    */
   async awaitLate(id: number, timeoutMs: number): Promise<boolean> {
     // The late answer takes the id off the abandoned list, whether it was read or was too long to read.
-    const came = () => !this.unanswered(id);
+    const came = () => !this.abandoned.has(id);
     const startedAtMs = this.inner.now();
     const baseline = this.runDelay(BASELINE_REUSE_MS);
     let deadlineMs = startedAtMs + timeoutMs;
