@@ -128,12 +128,6 @@ export async function gatherOversized(rec: Recorder, tools: ListedTool[], config
         invalidBecause: invalidBecause.length > 0 ? invalidBecause.slice(0, 3) : undefined,
       });
       const cls = call.classification?.class;
-      // A server still at work on the value it got no answer for would make the next call wait
-      // behind it and be blamed for its time. Its late answer says it is done; a liveness
-      // tools/list alone does not (server-filesystem answers one between the callbacks of 100,000
-      // file reads, and the next call only once its 24 MB answer is written). The late answer is
-      // waited for up to the hang limit: a server that never answers costs one limit more.
-      if (cls === 'hang') await rec.session.wire.awaitLate(call.exchange.id, hangMs);
       const rest = [`${tool.name} (${PROBES.slice(k + 1).map((x) => x.probe).join(', ') || 'liveness'})`, ...chosen.slice(i + 1).map((e) => e.tool.name)];
       if (!(await rec.revive())) {
         run.stopped = { reason: 'server-gone', notReached: rest };
@@ -143,7 +137,8 @@ export async function gatherOversized(rec: Recorder, tools: ListedTool[], config
         run.stopped = { reason: 'three-hangs', notReached: rest };
         return run;
       }
-      // Then the next probe goes only once it answers a tools/list too.
+      // A server still at work on the value it got no answer for would make the next probe wait
+      // behind it and be blamed for its time: the next one goes only once it answers a tools/list.
       if (cls === 'hang' && k < PROBES.length - 1) {
         const { alive, exchange } = await rec.session.alive(hangMs);
         const seq = rec.add('liveness', exchange, { tool: tool.name }).seq;

@@ -70,9 +70,6 @@ interface Pending {
  */
 const BASELINE_REUSE_MS = 100;
 
-/** How often {@link WireTransport.awaitLate} looks for the late answer, in ms. */
-const LATE_POLL_MS = 25;
-
 /** A later deadline nearer than this (ms) is not worth another timer: the request is a hang. */
 const MIN_EXTENSION_MS = 20;
 
@@ -375,30 +372,6 @@ export class WireTransport implements Transport {
       void this.inner.writeLine(sent);
     });
     return { id, method, params, sent, reply, startedAtMs, durationMs: this.inner.now() - startedAtMs };
-  }
-
-  /**
-   * Waits for the late answer to request `id`, one sealmark stopped waiting for (kept in
-   * {@link lateResponses} or {@link lateOversized}): resolves true once it has come, false when
-   * the connection closes or `timeoutMs` (ms) passes first. The limit is the server's time, as in
-   * {@link request}: it grows by the run delay that grew meanwhile, at most `timeoutMs` more.
-   * Resolves at once (true) for a request that was answered, or never sent. Never rejects.
-   */
-  async awaitLate(id: number, timeoutMs: number): Promise<boolean> {
-    // The late answer takes the id off the abandoned list, whether it was read or was too long to read.
-    const came = () => !this.abandoned.has(id);
-    const startedAtMs = this.inner.now();
-    const baseline = this.runDelay(BASELINE_REUSE_MS);
-    let deadlineMs = startedAtMs + timeoutMs;
-    while (!came()) {
-      if (this.closedFlag) return false;
-      if (this.inner.now() >= deadlineMs) {
-        deadlineMs = startedAtMs + timeoutMs + limitExtensionMs(timeoutMs, baseline, this.runDelay(0));
-        if (this.inner.now() >= deadlineMs) return false;
-      }
-      await new Promise((r) => setTimeout(r, LATE_POLL_MS));
-    }
-    return true;
   }
 
   /** Sends a notification (no reply expected). Never rejects. */

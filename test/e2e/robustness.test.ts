@@ -308,26 +308,3 @@ describe('a server still at work on a call past the hang limit (busy-reader.mjs)
     ]);
   });
 });
-
-/**
- * A server that answers a tools/list while a call past the hang limit is still at work, and runs
- * its calls one after another (found on server-filesystem in a fleet run at --jobs 8): the
- * liveness check says nothing about whether the next call will wait. queued-reader.mjs takes 3.2 s
- * on the oversized-array probe and 1.2 s on any call; with a 2 s limit the deep-object probe sent
- * right after the hang would wait behind the array (2.4 s) and be blamed for it. sealmark waits for
- * the array's late answer first.
- */
-describe('a server that runs calls in turn, still at work on one past the hang limit (queued-reader.mjs)', () => {
-  it('gets one no-answer, for the array; the deep-object probe goes once the array is answered', async () => {
-    const report = await auditFixture('queued-reader.mjs', { checks: { 'robust-input': { hang_ms: 2000 }, 'bounded-limits': { enabled: false }, concurrency: { enabled: false } } });
-    const over = checkOf(report, 'oversized-input');
-    expect(over.findings.map((f) => [f.messageId, f.tool, f.data.param, f.data.what])).toEqual([['no-answer', 'read_paths', 'paths', 'a 100,000-item array']]);
-    const array = report.calls.find((x) => x.probe === 'oversized-array')!;
-    const after = report.calls.filter((c) => c.seq > array.seq && ['liveness', 'deep-object'].includes(c.probe));
-    expect(after.slice(0, 3).map((c) => [c.probe, c.class ?? c.reply.kind])).toEqual([
-      ['liveness', 'response'],
-      ['deep-object', 'rejected'],
-      ['liveness', 'response'],
-    ]);
-  });
-});
