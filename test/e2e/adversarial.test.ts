@@ -391,8 +391,12 @@ describe('servers that go away or go quiet', () => {
   });
 
   it('exit0-midrun.mjs: robust-input fail `exited` on the 3rd call with exit code 0; the server is started again for the rest', async () => {
-    const { report: r, ms } = await run('exit0-midrun.mjs');
-    expect(ms).toBeLessThan(10_000);
+    const { report: r } = await run('exit0-midrun.mjs');
+    // Never held up: no call waited out a hang limit, and every start after the exit came back
+    // (measured in evidence, not in wall time, which a loaded CI machine stretches past 10 s).
+    expect(r.calls.some((c) => c.reply.kind === 'hang')).toBe(false);
+    expect(r.restarts?.length).toBeGreaterThan(0);
+    expect(r.restarts!.every((x) => x.ok)).toBe(true);
     expect(checkOf(r, 'robust-input').verdict).toBe('fail');
     // It exits on its 3rd call, whatever the call: no call is blamed (case B10).
     expect(graded(r, 'robust-input')).toEqual(['exited-unattributed']);
