@@ -138,8 +138,14 @@ export async function gatherOversized(rec: Recorder, tools: ListedTool[], config
         return run;
       }
       // A server still at work on the value it got no answer for would make the next probe wait
-      // behind it and be blamed for its time: the next one goes only once it answers a tools/list.
-      if (cls === 'hang' && k < PROBES.length - 1) {
+      // behind it and be blamed for its time, more so the more the machine is loaded: it is started
+      // again. One not at work goes on once it answers a tools/list.
+      const settled = cls === 'hang' ? await rec.restartIfAtWork(call, `still at work on the ${p.probe} call to ${tool.name}`) : 'idle';
+      if (settled === 'gone') {
+        run.stopped = { reason: 'server-gone', notReached: rest };
+        return run;
+      }
+      if (cls === 'hang' && settled === 'idle' && k < PROBES.length - 1) {
         const { alive, exchange } = await rec.session.alive(hangMs);
         const seq = rec.add('liveness', exchange, { tool: tool.name }).seq;
         if (!alive) {

@@ -6,7 +6,7 @@ import { classifyReply, ownCopy } from '../classify.js';
 import { scanSecrets, type SecretSet } from '../secrets.js';
 import type { OpenFailure, Session } from '../target/session.js';
 import type { ExitInfo } from '../target/stdio-transport.js';
-import type { Exchange, RequestOptions, WireError } from '../target/wire.js';
+import type { Exchange, RequestOptions, WireError, WireTransport } from '../target/wire.js';
 import type { Classification, ProbeCall, Reply } from '../types.js';
 
 /** Progress of a run, for the TTY progress line. */
@@ -38,6 +38,12 @@ export interface Restart {
 
 /** ms before an exit within which an answered tools/call is a candidate cause (an async crash after replying). */
 export const ATTRIBUTION_WINDOW_MS = 1000;
+
+/**
+ * How long (ms) a server is watched after a call that got no answer, to tell one still at work on
+ * it from one that dropped it ({@link Recorder.restartIfAtWork}).
+ */
+export const AT_WORK_WINDOW_MS = 200;
 /** ms a replayed candidate is watched after its reply for the exit to come again. */
 export const REPLAY_GRACE_MS = 200;
 /**
@@ -336,6 +342,20 @@ export class Recorder {
     if (this.share && this.share.log !== this.calls) this.share.log.push(call);
     this.startOf.set(call.seq, this.session);
     return call;
+  }
+
+  /**
+   * After `call` got no answer within the hang limit: when the server is still at work on it
+   * ({@link WireTransport.atWork} over {@link AT_WORK_WINDOW_MS}), starts it again, so that the
+   * next call does not wait behind the one sealmark gave up on and get blamed for its time, on a
+   * loaded machine as on a quiet one. `why` names the call for the restart's record. Resolves to
+   * `'idle'` when the call was answered or the server is not at work (nothing done), `'restarted'`
+   * when it came back, `'gone'` when it could not be started again. Never rejects.
+   */
+  async restartIfAtWork(call: ProbeCall, why: string): Promise<'idle' | 'restarted' | 'gone'> {
+    if (call.exchange.reply.kind !== 'hang' || this.sessionOf(call) !== this.session) return 'idle';
+    if (!(await this.session.wire.atWork(AT_WORK_WINDOW_MS))) return 'idle';
+    return (await this.revive(true, why)) ? 'restarted' : 'gone';
   }
 
   /**

@@ -17,28 +17,25 @@ export type RunDelaySample = Map<string, number>;
 /** Processes looked at in one sample at most: a server tree is a handful; a fork bomb is not worth reading. */
 const MAX_PROCESSES = 64;
 
-/** The run delay (ns) in a schedstat line (`<on-cpu ns> <run-delay ns> <timeslices>`), or undefined. */
-function delayOf(path: string): number | undefined {
+/** The first two fields of a schedstat line (`<on-cpu ns> <run-delay ns> <timeslices>`), or undefined. */
+function schedstatOf(path: string): [onCpuNs: number, runDelayNs: number] | undefined {
   try {
-    const n = Number(readFileSync(path, 'utf8').split(' ')[1]);
-    return Number.isFinite(n) ? n : undefined;
+    const [cpu, delay] = readFileSync(path, 'utf8').split(' ').map(Number);
+    return Number.isFinite(cpu) && Number.isFinite(delay) ? [cpu!, delay!] : undefined;
   } catch {
     return undefined;
   }
 }
 
 /**
- * The run delay of every thread of process `rootPid` and of all its descendants (found through
- * `/proc/<pid>/task/<tid>/children`, not a walk of all /proc). Empty where /proc has no schedstat
- * (not Linux, a kernel without schedstats), and for `rootPid` undefined or null (a server reached
- * by URL); a process that ends while it is read is left out.
- *
- * sealmark's own thread is not counted: it is busy with the other instances' calls, and its waits
- * would stretch the limit of a call that merely sleeps (a reply read late was always a hang).
+ * Calls `visit` with the schedstat figures of every thread of process `rootPid` and of all its
+ * descendants (found through `/proc/<pid>/task/<tid>/children`, not a walk of all /proc), keyed
+ * `pid/tid`. Visits nothing where /proc has no schedstat (not Linux, a kernel without
+ * schedstats) and for `rootPid` undefined or null (a server reached by URL); a process that ends
+ * while it is read is left out.
  */
-export function sampleRunDelay(rootPid: number | null | undefined): RunDelaySample {
-  const out: RunDelaySample = new Map();
-  if (process.platform !== 'linux' || !rootPid) return out;
+function eachThread(rootPid: number | null | undefined, visit: (task: string, onCpuNs: number, runDelayNs: number) => void): void {
+  if (process.platform !== 'linux' || !rootPid) return;
   const queue = [rootPid];
   for (let i = 0; i < queue.length && i < MAX_PROCESSES; i++) {
     const pid = queue[i]!;
@@ -49,8 +46,8 @@ export function sampleRunDelay(rootPid: number | null | undefined): RunDelaySamp
       continue;
     }
     for (const tid of tids) {
-      const d = delayOf(`/proc/${pid}/task/${tid}/schedstat`);
-      if (d !== undefined) out.set(`${pid}/${tid}`, d);
+      const figures = schedstatOf(`/proc/${pid}/task/${tid}/schedstat`);
+      if (figures) visit(`${pid}/${tid}`, ...figures);
       try {
         for (const c of readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').split(' ')) if (c) queue.push(Number(c));
       } catch {
@@ -58,7 +55,34 @@ export function sampleRunDelay(rootPid: number | null | undefined): RunDelaySamp
       }
     }
   }
+}
+
+/**
+ * The run delay of every thread of process `rootPid` and of all its descendants (see
+ * {@link eachThread}); empty where there is no schedstat or no process.
+ *
+ * sealmark's own thread is not counted: it is busy with the other instances' calls, and its waits
+ * would stretch the limit of a call that merely sleeps (a reply read late was always a hang).
+ */
+export function sampleRunDelay(rootPid: number | null | undefined): RunDelaySample {
+  const out: RunDelaySample = new Map();
+  eachThread(rootPid, (task, _cpu, delay) => out.set(task, delay));
   return out;
+}
+
+/**
+ * The time (ns) the threads of process `rootPid` and its descendants have been runnable, summed:
+ * on a CPU or waiting for one (schedstat's first two fields). Its growth over a window tells a
+ * server at work from one that waits for input, on a quiet machine and a loaded one alike: a
+ * thread that computes is runnable all the time whether or not it gets a CPU. Undefined where
+ * there is no schedstat or no process (see {@link eachThread}).
+ */
+export function sampleRunnableNs(rootPid: number | null | undefined): number | undefined {
+  let total: number | undefined;
+  eachThread(rootPid, (_task, cpu, delay) => {
+    total = (total ?? 0) + cpu + delay;
+  });
+  return total;
 }
 
 /**

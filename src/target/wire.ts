@@ -8,7 +8,7 @@
  */
 import type { Transport, JSONRPCMessage } from '@modelcontextprotocol/client';
 import { MAX_LINE_BYTES, type ExitInfo } from './stdio-transport.js';
-import { limitExtensionMs, sampleRunDelay, type RunDelaySample } from './run-delay.js';
+import { limitExtensionMs, sampleRunDelay, sampleRunnableNs, type RunDelaySample } from './run-delay.js';
 import type { AuditTransport } from './transport.js';
 
 /** A JSON-RPC error object as received (fields not checked: a server may send anything). */
@@ -69,6 +69,13 @@ interface Pending {
  * the delay by what grew in this window.
  */
 const BASELINE_REUSE_MS = 100;
+
+/**
+ * Share of a window a server's threads must be runnable in for {@link WireTransport.atWork} (0.25:
+ * 50 ms of 200). An idle Node or Python server wakes for a few ms at most; one computing is
+ * runnable for the whole window, or more with several threads.
+ */
+const AT_WORK_SHARE = 0.25;
 
 /** A later deadline nearer than this (ms) is not worth another timer: the request is a hang. */
 const MIN_EXTENSION_MS = 20;
@@ -381,6 +388,23 @@ export class WireTransport implements Transport {
     if (withMeta !== undefined) message.params = withMeta;
     await this.inner.send(message as JSONRPCMessage).catch(() => {});
     return JSON.stringify(message);
+  }
+
+  /**
+   * True when the server's process tree is at work: its threads were runnable (on a CPU or waiting
+   * for one, see {@link sampleRunnableNs}) for at least {@link AT_WORK_SHARE} of a `windowMs` (ms)
+   * window, summed over threads. A server that dropped a request, or waits for input, is runnable
+   * for next to none of it; one still computing an answer sealmark gave up on is runnable for all
+   * of it, whether or not the machine is loaded. False where it cannot be told (a server reached
+   * by URL, no schedstat) and once the connection is closed. Takes `windowMs`; never rejects.
+   */
+  async atWork(windowMs: number): Promise<boolean> {
+    const before = sampleRunnableNs(this.inner.pid);
+    if (before === undefined || this.closedFlag) return false;
+    await new Promise((r) => setTimeout(r, windowMs));
+    const after = sampleRunnableNs(this.inner.pid);
+    if (after === undefined || this.closedFlag) return false;
+    return (after - before) / 1e6 >= windowMs * AT_WORK_SHARE;
   }
 
   /**

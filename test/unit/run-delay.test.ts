@@ -4,7 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { limitExtensionMs, runDelayGrowthMs, sampleRunDelay } from '../../src/target/run-delay.js';
+import { limitExtensionMs, runDelayGrowthMs, sampleRunDelay, sampleRunnableNs } from '../../src/target/run-delay.js';
 
 const ms = (n: number) => n * 1e6;
 
@@ -50,7 +50,7 @@ describe('limitExtensionMs', () => {
 describe.skipIf(process.platform !== 'linux')('sampleRunDelay', () => {
   it('reads nothing without a pid, and a child and its grandchild through their parents', async () => {
     expect(sampleRunDelay(null).size).toBe(0);
-    const child = spawn('sh', ['-c', 'sleep 30 & wait'], { stdio: 'ignore' });
+    const child = spawn('sh', ['-c', 'sleep 30 & wait'], { stdio: 'ignore', detached: true });
     try {
       let pids = new Set<string>();
       for (let i = 0; i < 100 && pids.size < 2; i++) {
@@ -60,7 +60,34 @@ describe.skipIf(process.platform !== 'linux')('sampleRunDelay', () => {
       expect(pids.has(String(child.pid))).toBe(true);
       expect(pids.size).toBe(2);
     } finally {
-      child.kill('SIGKILL');
+      process.kill(-child.pid!, 'SIGKILL');
+    }
+  });
+});
+
+describe.skipIf(process.platform !== 'linux')('sampleRunnableNs', () => {
+  /** Growth (ms) of a process tree's runnable time over `windowMs` of wall time. */
+  async function growthMs(pid: number | undefined, windowMs: number): Promise<number> {
+    const before = sampleRunnableNs(pid)!;
+    await new Promise((r) => setTimeout(r, windowMs));
+    return (sampleRunnableNs(pid)! - before) / 1e6;
+  }
+
+  it('is undefined without a pid, grows by next to nothing for a tree that waits and by the window for one that computes in a grandchild', async () => {
+    expect(sampleRunnableNs(null)).toBeUndefined();
+    const idle = spawn('sh', ['-c', 'sleep 30 & wait'], { stdio: 'ignore', detached: true });
+    // The computing process is the shell's child: it is found through its parent.
+    // In a process group of its own, so that the whole group is ended after.
+    const busy = spawn('sh', ['-c', 'node -e "for(;;);" & wait'], { stdio: 'ignore', detached: true });
+    try {
+      await new Promise((r) => setTimeout(r, 300));
+      const [quiet, working] = await Promise.all([growthMs(idle.pid, 300), growthMs(busy.pid, 300)]);
+      expect(quiet).toBeLessThan(30);
+      // Runnable, on a CPU or waiting for one, all the time: the window, whatever else runs.
+      expect(working).toBeGreaterThan(200);
+    } finally {
+      process.kill(-idle.pid!, 'SIGKILL');
+      process.kill(-busy.pid!, 'SIGKILL');
     }
   });
 });
