@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { checks } from '../checks/index.js';
 import type { Report } from '../report/build.js';
 import { ProcessTree } from '../target/process-tree.js';
+import { removeScratchOf } from '../target/sandbox.js';
 import { METHODOLOGY_VERSION, VERSION } from '../version.js';
 import type { JobSpec } from './targets.js';
 import type { FleetJob, FleetOutcome, FleetRecord, Ruler } from './types.js';
@@ -188,7 +189,8 @@ export function endRunningAudits(): number {
  * `sealmark.config.json` of `{}` given as `--config`, so that no config of the operator's or the
  * server's is found upward: a public grade uses the defaults), the audit child in its own process
  * group, the deadline (SIGTERM to the group, SIGKILL to the whole tree {@link KILL_GRACE_MS}
- * later). The work folder is removed before this resolves. Never rejects for a server's behaviour.
+ * later). The work folder, and any sandbox folder the audit left (killed, it cannot remove them),
+ * are removed before this resolves. Never rejects for a server's behaviour.
  */
 export async function attemptJob(a: AttemptJob, opts: AttemptOptions): Promise<AttemptResult> {
   const started = Date.now();
@@ -245,6 +247,9 @@ export async function attemptJob(a: AttemptJob, opts: AttemptOptions): Promise<A
     // Whatever the audit left behind (it ends its own servers; this is for what escaped it).
     signalJob(pid, 'SIGKILL', tree);
     tree.stop();
+    // An audit killed at the deadline (or that crashed) could not remove its sandboxes' folders:
+    // their copy-on-write layers would stay in memory, in /dev/shm.
+    removeScratchOf(pid);
     running.delete(opts.mark);
     const ms = Date.now() - started;
     if (timedOut) return result(timeoutRecord(ms));
@@ -296,8 +301,8 @@ export function markedProcesses(test: (mark: string) => boolean): { pid: number;
 /**
  * Ends what a dead runner or worker left of one job: the processes carrying `mark` (and `pids`,
  * the ones a store remembered) get SIGTERM to their group (the audit ends its servers and removes
- * its sandboxes), then SIGKILL after {@link KILL_GRACE_MS}; the work folders `$TMPDIR/<mark>-*`
- * and `workDir` are removed.
+ * its sandboxes), then SIGKILL after {@link KILL_GRACE_MS}; the sandbox folders those processes
+ * left ({@link removeScratchOf}), the work folders `$TMPDIR/<mark>-*` and `workDir` are removed.
  */
 export async function endMarked(mark: string, pids: readonly number[] = [], workDir: string | null = null): Promise<void> {
   const all = new Set([...markedProcesses((m) => m === mark).map((p) => p.pid), ...pids]);
@@ -312,6 +317,7 @@ export async function endMarked(mark: string, pids: readonly number[] = [], work
       /* gone */
     }
   }
+  for (const pid of all) removeScratchOf(pid);
   for (const name of readdirSync(tmpdir())) if (name.startsWith(`${mark}-`)) rmSync(join(tmpdir(), name), { recursive: true, force: true });
   if (workDir) rmSync(workDir, { recursive: true, force: true });
 }

@@ -116,6 +116,37 @@ export function disposeAllSandboxes(): void {
   for (const s of [...liveSandboxes]) s.dispose();
 }
 
+/**
+ * How the scratch folders of a sandbox begin: `<prefix><pid>-<random>`, pid being the sealmark
+ * process that made them, in the system temp folder, and the control folder in /dev/shm when the
+ * overlay is used (see {@link Sandbox.create}).
+ */
+const SCRATCH_PREFIXES = ['sealmark-sandbox-', 'sealmark-control-'] as const;
+
+/**
+ * Removes the sandbox scratch folders that the sealmark process `pid` made and did not remove:
+ * for a process that was killed (SIGKILL at a fleet job's deadline), which ends without disposing
+ * of its sandboxes. Their overlay upper layers are in memory (/dev/shm) and stay there until
+ * removed. Call it only once `pid` has exited. Returns how many folders were removed; never throws.
+ */
+export function removeScratchOf(pid: number): number {
+  let n = 0;
+  for (const dir of new Set([tmpdir(), upperBase().dir].filter((d): d is string => d !== undefined))) {
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      if (!SCRATCH_PREFIXES.some((prefix) => name.startsWith(`${prefix}${pid}-`))) continue;
+      removeTree(join(dir, name));
+      n++;
+    }
+  }
+  return n;
+}
+
 /** Whether `unshare -rn` works here (checked once per process). */
 export function networkNamespaceAvailable(): { ok: boolean; why: string } {
   if (namespaceCheck) return namespaceCheck;
@@ -245,8 +276,8 @@ export class Sandbox {
     const base = networkNamespaceAvailable().ok ? upperBase() : { why: networkNamespaceAvailable().why };
     const overlay = base.dir ? overlayPermitted(base.dir) : { ok: false, why: base.why };
     try {
-      root = mkdtempSync(join(tmpdir(), 'sealmark-sandbox-'));
-      control = mkdtempSync(join(overlay.ok ? base.dir! : tmpdir(), 'sealmark-control-'));
+      root = mkdtempSync(join(tmpdir(), `${SCRATCH_PREFIXES[0]}${process.pid}-`));
+      control = mkdtempSync(join(overlay.ok ? base.dir! : tmpdir(), `${SCRATCH_PREFIXES[1]}${process.pid}-`));
     } catch (err) {
       throw new SandboxError(`cannot create the sandbox's scratch folders in ${tmpdir()} (${(err as NodeJS.ErrnoException).code ?? String(err)}); set TMPDIR to a writable folder, or use --no-sandbox`);
     }

@@ -413,7 +413,7 @@ describe.runIf(linux)('a server that writes more than the overlay may hold in me
       const run = await runCli(['audit', '--config', config, '--format', 'json', '--output', out, '--', process.execPath, fixture('overlay/big-writer.mjs'), '--dir', dir], { env: { SEALMARK_OVERLAY_CAP_MB: '16' } });
       expect(run.stderr).not.toMatch(/Error|at .*\.js:\d+/);
       const report = JSON.parse(readFileSync(out, 'utf8')) as Report;
-      const why = /^the server wrote more than 16 MB into the sandbox's copy-on-write layer \(\d+ MB, held in memory in \/dev\/shm\/sealmark-control-\w+\/overlay\); sealmark stopped it there \(SEALMARK_OVERLAY_CAP_MB sets the limit\)$/;
+      const why = /^the server wrote more than 16 MB into the sandbox's copy-on-write layer \(\d+ MB, held in memory in \/dev\/shm\/sealmark-control-[\w-]+\/overlay\); sealmark stopped it there \(SEALMARK_OVERLAY_CAP_MB sets the limit\)$/;
       expect(report.sandbox.note).toMatch(/the server wrote more than 16 MB into the sandbox's copy-on-write layer/);
       const big = report.calls.find((c) => c.probe === 'default-call' && c.tool === 'write_big')!;
       expect(big.reply.kind).toBe('exited');
@@ -422,7 +422,7 @@ describe.runIf(linux)('a server that writes more than the overlay may hold in me
       expect(checkOf(report, 'default-call-effects').verdict).toBe('fail');
       expect(readdirSync(dir)).toEqual([]);
       // Its own folder in /dev/shm (named in the report) is gone; other audits may run beside this one.
-      const control = /held in memory in (\/dev\/shm\/sealmark-control-\w+)\/overlay/.exec(report.sandbox.note)![1]!;
+      const control = /held in memory in (\/dev\/shm\/sealmark-control-[\w-]+)\/overlay/.exec(report.sandbox.note)![1]!;
       expect(existsSync(control)).toBe(false);
     } finally {
       rmSync(dir, { recursive: true, force: true });
