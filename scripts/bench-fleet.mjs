@@ -16,6 +16,8 @@
  *      enough that no single audit sets its end, as over a registry of thousands of servers (a run
  *      of 22 ends with its slowest audit; server-everything alone takes about a minute); each
  *      copy's records compared with the reference;
+ *  (g) CPU-s per server: what the machine spent busy during each run (/proc/stat), divided by its
+ *      servers; the cores times an hour over the least of it is the most this machine can grade;
  *  (d) the fetch phase per server, cold (an empty sealmark cache) and warm (the same cache again),
  *      for an npm package served by a loopback registry this script starts (nothing leaves the
  *      machine): the audit of `--package npm:…` next to the audit of the same server by command.
@@ -68,6 +70,21 @@ function corpusConfig(copies = 1) {
   return { file, count: corpus.servers.length * copies };
 }
 
+/**
+ * CPU time (s) the whole machine has spent busy (user, nice, system, irq, softirq) since boot,
+ * from the first line of /proc/stat (in USER_HZ ticks, 100 a second); 0 where there is no /proc.
+ * The difference over a run is what the run cost, the servers and their sandboxes included
+ * (nothing else runs during a bench).
+ */
+function busyCpuSec() {
+  try {
+    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    return (f[0] + f[1] + f[2] + f[5] + f[6]) / 100;
+  } catch {
+    return 0;
+  }
+}
+
 /** Resident memory (bytes) of `pid` and every process under it, from /proc. */
 function treeRss(pid) {
   const children = new Map();
@@ -101,6 +118,7 @@ function treeRss(pid) {
 async function fleetRun(file, jobs, store = join(work, `store-${jobs}`), extra = []) {
   const env = { ...process.env, SEALMARK_CACHE: join(work, 'sealmark-cache'), TMPDIR: work };
   const t0 = performance.now();
+  const cpu0 = busyCpuSec();
   const child = spawn(process.execPath, [BIN, 'fleet', 'run', file, '--store', store, '--jobs', String(jobs), ...extra], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
@@ -109,11 +127,12 @@ async function fleetRun(file, jobs, store = join(work, `store-${jobs}`), extra =
   const code = await new Promise((r) => child.on('exit', r));
   clearInterval(timer);
   const ms = performance.now() - t0;
+  const cpuSec = busyCpuSec() - cpu0;
   if (code !== 0) throw new Error(`fleet run --jobs ${jobs} exited ${code}: ${stderr}`);
   const s = FleetStore.openReadOnly(store);
   const records = s.latest();
   s.close();
-  return { ms, peak, records };
+  return { ms, peak, records, cpuSec };
 }
 
 /** What must not change with --jobs: outcome, grade, every check's verdict and finding fingerprints. */
@@ -210,8 +229,10 @@ async function main() {
   let best = 0;
   if (JOBS.length > 0) {
     process.stdout.write(`\nsealmark fleet over the real-server corpus (${count} servers, ${cores} cores), one line per setting as it finishes\n`);
-    process.stdout.write('setting    wall      recorded  servers/hour  peak MB (tree)  records vs the first setting\n');
+    process.stdout.write('setting    wall      recorded  servers/hour  peak MB (tree)  CPU-s/server  records vs the first setting\n');
   }
+  // The CPU time a server costs, from the runs so far: what bounds the rate of a full machine.
+  let cpuPerServer = Infinity;
   const row = (label, r, total = count) => {
     const verdicts = verdictsOf(r.records);
     first ??= verdicts;
@@ -221,8 +242,10 @@ async function main() {
     const diff = copies.map((k) => firstDifference(first, copyOf(k))).find(Boolean);
     const perHour = (r.records.length / r.ms) * 3_600_000;
     best = Math.max(best, perHour);
-    const cells = [label, `${(r.ms / 1000).toFixed(1)} s`, `${r.records.length}/${total}`, perHour.toFixed(0), (r.peak / 1048576).toFixed(0), diff ? `differs: ${diff}` : first === verdicts ? '(reference)' : 'same'];
-    process.stdout.write(`${cells.map((c, i) => String(c).padEnd([9, 8, 8, 12, 14, 0][i])).join('  ')}\n`);
+    const perServer = r.cpuSec / r.records.length;
+    cpuPerServer = Math.min(cpuPerServer, perServer);
+    const cells = [label, `${(r.ms / 1000).toFixed(1)} s`, `${r.records.length}/${total}`, perHour.toFixed(0), (r.peak / 1048576).toFixed(0), perServer.toFixed(1), diff ? `differs: ${diff}` : first === verdicts ? '(reference)' : 'same'];
+    process.stdout.write(`${cells.map((c, i) => String(c).padEnd([9, 8, 8, 12, 14, 12, 0][i])).join('  ')}\n`);
   };
   for (const jobs of JOBS) row(`--jobs ${jobs}`, await fleetRun(file, jobs));
   // A re-grade of every server (as under a new ruler) on the store of the most jobs: the runner
@@ -240,6 +263,8 @@ async function main() {
   if (JOBS.length > 0) {
     process.stdout.write(`(re-grade: every server again at --jobs ${most} on that setting's store, longest first by the durations it holds)\n`);
     process.stdout.write(`(x3 corpus: a first run of the corpus three times over at --jobs ${most} on a fresh store, in the order given, each copy compared with the reference)\n`);
+    // The most this machine could do if every core were busy all the time with audits alone.
+    process.stdout.write(`CPU time: at least ${cpuPerServer.toFixed(1)} CPU-s per server (all processes, servers and sandboxes included), so ${cores} cores busy all the time grade at most ${((cores * 3600) / cpuPerServer).toFixed(0)} servers/hour\n`);
     process.stdout.write(`best: ${best.toFixed(0)} servers/hour (target ≥ 1000: ${best >= 1000 ? 'ok' : 'under'}); at that rate 10,000 servers in an hour need ${Math.ceil(10_000 / best)} machines like this one\n`);
   }
   const fetch = await fetchCost();
