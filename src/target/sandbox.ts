@@ -124,12 +124,10 @@ export function disposeAllSandboxes(): void {
 const SCRATCH_PREFIXES = ['sealmark-sandbox-', 'sealmark-control-'] as const;
 
 /**
- * Removes the sandbox scratch folders that the sealmark process `pid` made and did not remove:
- * for a process that was killed (SIGKILL at a fleet job's deadline), which ends without disposing
- * of its sandboxes. Their overlay upper layers are in memory (/dev/shm) and stay there until
- * removed. Call it only once `pid` has exited. Returns how many folders were removed; never throws.
+ * Removes the sandbox scratch folders (in the system temp folder and /dev/shm) whose maker's pid
+ * passes `test`; returns how many. Never throws.
  */
-export function removeScratchOf(pid: number): number {
+function removeScratchWhere(test: (pid: number) => boolean): number {
   let n = 0;
   for (const dir of new Set([tmpdir(), upperBase().dir].filter((d): d is string => d !== undefined))) {
     let names: string[];
@@ -139,12 +137,47 @@ export function removeScratchOf(pid: number): number {
       continue;
     }
     for (const name of names) {
-      if (!SCRATCH_PREFIXES.some((prefix) => name.startsWith(`${prefix}${pid}-`))) continue;
+      const prefix = SCRATCH_PREFIXES.find((p) => name.startsWith(p));
+      const pid = prefix ? Number(/^(\d+)-/.exec(name.slice(prefix.length))?.[1]) : NaN;
+      if (!Number.isInteger(pid) || pid <= 0 || !test(pid)) continue;
       removeTree(join(dir, name));
       n++;
     }
   }
   return n;
+}
+
+/**
+ * Removes the sandbox scratch folders that the sealmark process `pid` made and did not remove:
+ * for a process that was killed (SIGKILL at a fleet job's deadline), which ends without disposing
+ * of its sandboxes. Their overlay upper layers are in memory (/dev/shm) and stay there until
+ * removed. Call it only once `pid` has exited. Returns how many folders were removed; never throws.
+ */
+export function removeScratchOf(pid: number): number {
+  return removeScratchWhere((p) => p === pid);
+}
+
+/** True when no process `pid` exists here (ESRCH); a process of another user (EPERM) exists. */
+function gone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+let swept = false;
+
+/**
+ * Once per process, before its first sandbox: removes the scratch folders of sealmark processes
+ * that no longer exist (an audit killed with SIGKILL, which could not remove them). Folders of a
+ * running sealmark, this one's included, are left alone. Returns how many were removed.
+ */
+export function sweepOrphanScratch(): number {
+  if (swept) return 0;
+  swept = true;
+  return removeScratchWhere((pid) => pid !== process.pid && gone(pid));
 }
 
 /** Whether `unshare -rn` works here (checked once per process). */
@@ -274,6 +307,7 @@ export class Sandbox {
     let control: string;
     // The overlay needs a user namespace and a place for its upper layers that no overlay covers.
     const base = networkNamespaceAvailable().ok ? upperBase() : { why: networkNamespaceAvailable().why };
+    sweepOrphanScratch();
     const overlay = base.dir ? overlayPermitted(base.dir) : { ok: false, why: base.why };
     try {
       root = mkdtempSync(join(tmpdir(), `${SCRATCH_PREFIXES[0]}${process.pid}-`));
